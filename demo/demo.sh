@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs in the guest (make demo): sleep(0) in a loop, in C and in Python,
+# under a 10 ms timer slack, started through each zero-length sleep policy
+# by the zerosleep launcher.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+zs=$top/build/libc-wrapper/zerosleep
+export LD_LIBRARY_PATH=$top/build/libc-wrapper
+rate=$top/build/demo/sleep0-rate
+slack=$top/build/demo/timerslack
+py='import time
+n = 0
+t0 = time.monotonic()
+while True:
+    for _ in range(16):
+        time.sleep(0)
+    n += 16
+    t = time.monotonic() - t0
+    if t >= 1.0:
+        break
+print(round(n / t))'
+
+echo
+echo "Kernel: $(uname -r), QEMU TCG guest, $(nproc) CPUs"
+echo "Every program below runs under a 10 ms timer slack (PR_SET_TIMERSLACK),"
+echo "as on power-tuned systems, and is started as:"
+echo "    timerslack 10000000 zerosleep POLICY -- PROGRAM"
+echo
+printf '%-24s %-20s %12s %12s %10s\n' program policy calls/s "us/call" "switches/call"
+printf '%-24s %-20s %12s %12s %10s\n' ------- ------ ------- ------- -------------
+for policy in full-slack return-immediately schedule-once; do
+	read -r cps vcs ics < <("$slack" 10000000 "$zs" "$policy" -- "$rate" 1)
+	printf '%-24s %-20s %12s %12.1f %10.2f\n' "C sleep(0)" "$policy" "$cps" \
+		"$(echo "1000000 / $cps" | bc -l)" "$(echo "$vcs + $ics" | bc -l)"
+done
+for policy in full-slack return-immediately schedule-once; do
+	cps=$("$slack" 10000000 "$zs" "$policy" -- python3 -c "$py")
+	printf '%-24s %-20s %12s %12.1f %10s\n' "python3 time.sleep(0)" "$policy" "$cps" \
+		"$(echo "1000000 / $cps" | bc -l)" "-"
+done
+echo
+echo "full-slack is today's behaviour: each zero-length sleep arms a timer and"
+echo "sleeps for the whole slack.  return-immediately returns at once, without"
+echo "entering the scheduler; schedule-once gives the CPU away once, like"
+echo "sched_yield(), so other runnable threads still get their turn."

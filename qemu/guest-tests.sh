@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest half of "make test": run every test that needs the patched
+# kernel and leave one TAP file per group in $ZEROSLEEP_OUT.  Each group's
+# output is also copied to stdout.  Every group adds one line of its own,
+# for its exit status, so that a crash after some passing lines still
+# counts as a failure.
+#
+#   qemu/guest-tests.sh [GROUP...]     (default: all groups)
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${ZEROSLEEP_OUT:-/tmp/zerosleep-out}
+mkdir -p "$out"
+b=$top/build
+export LD_LIBRARY_PATH=$b/libc-wrapper
+
+group() {
+	local name=$1 limit=$2
+	shift 2
+	echo "# ---- $name: $*"
+	timeout -k 5 "$limit" "$@" > "$out/$name.tap" 2>&1
+	local rc=$?
+	cat "$out/$name.tap"
+	if [ $rc -eq 0 ]; then
+		echo "ok - $name: exit status 0" | tee -a "$out/$name.tap"
+	else
+		[ $rc -eq 124 ] && rc="$rc (timed out after ${limit}s)"
+		echo "not ok - $name: exit status $rc" | tee -a "$out/$name.tap"
+	fi
+}
+
+all="selftests upstream-timers lib man-examples"
+for g in ${@:-$all}; do
+	case $g in
+	selftests)
+		group zerosleep_test 600 "$b/selftests/zerosleep_test"
+		group zerosleep_proc_test 300 "$b/selftests/zerosleep_proc_test"
+		;;
+	upstream-timers)
+		group timers_nanosleep 300 "$b/selftests/timers/nanosleep"
+		group timers_posix_timers 300 "$b/selftests/timers/posix_timers"
+		;;
+	lib)
+		group libzerosleep 600 "$top/libc-wrapper/tests/run-guest.sh"
+		;;
+	man-examples)
+		group man_examples 300 "$top/man/check.sh" run-examples "$b/man/examples"
+		;;
+	bench-short)
+		group bench_short 600 "$top/bench/run-guest.sh" --short
+		;;
+	*)
+		echo "not ok - unknown test group '$g'"
+		;;
+	esac
+done

@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a kernel in QEMU and run one shell command in it.
+#
+#   qemu/run.sh [-k BZIMAGE] [-t SECONDS] [-o OUTDIR] [-c CONSOLE_LOG] -- COMMAND
+#
+# The guest sees the host's root filesystem read-only (9p), so host programs
+# run there unchanged; OUTDIR is shared read-write and appears in the guest
+# as $ZEROSLEEP_OUT (/run/zerosleep).  COMMAND's output is copied to stdout.
+# The exit status is COMMAND's, or 125 when the guest misbehaved: a panic,
+# an oops, a kernel warning, a hang (timeout) or no result at all.  Then the
+# last 40 console lines are printed to stderr.
+#
+# TCG is the default accelerator.  ZEROSLEEP_ACCEL=kvm opts into KVM, which
+# hangs on nested machines.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+kernel=${ZEROSLEEP_KERNEL:-$here/../build/kernel/arch/x86/boot/bzImage}
+timeout=${ZEROSLEEP_TIMEOUT:-600}
+out=
+console=
+while getopts "k:t:o:c:" opt; do
+	case $opt in
+	k) kernel=$OPTARG ;;
+	t) timeout=$OPTARG ;;
+	o) out=$OPTARG ;;
+	c) console=$OPTARG ;;
+	*) echo "usage: $0 [-k BZIMAGE] [-t SECONDS] [-o OUTDIR] [-c LOG] -- COMMAND" >&2; exit 125 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "${1:-}" = "--" ] && shift
+if [ $# -eq 0 ]; then
+	echo "$0: no command" >&2
+	exit 125
+fi
+if [ ! -r "$kernel" ]; then
+	echo "$0: no kernel at $kernel (run 'make kernel')" >&2
+	exit 125
+fi
+
+cleanup_out=
+if [ -z "$out" ]; then
+	mkdir -p "$here/../build/run"
+	out=$(mktemp -d "$here/../build/run/XXXXXX")
+	cleanup_out=$out
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -f "$out/exit-status"
+[ -n "$console" ] || console=$out/console.log
+printf 'export ZEROSLEEP_OUT=/run/zerosleep\n%s\n' "$*" > "$out/cmd"
+pwd > "$out/cwd"
+
+case ${ZEROSLEEP_ACCEL:-tcg} in
+kvm) accel=(-accel kvm -cpu host) ;;
+tcg) accel=(-accel tcg,thread=multi -cpu max) ;;
+*) echo "$0: ZEROSLEEP_ACCEL must be tcg or kvm" >&2; exit 125 ;;
+esac
+
+timeout -k 10 "$timeout" qemu-system-x86_64 \
+	-nodefaults -no-user-config -nographic -no-reboot \
+	"${accel[@]}" -smp 2 -m 2G \
+	-kernel "$kernel" \
+	-append "console=ttyS0 loglevel=6 root=hostroot rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose ro init=$here/guest-init.sh panic=-1 oops=panic sysrq_always_enabled" \
+	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+	-virtfs "local,path=$out,mount_tag=hostout,security_model=none,multidevs=remap" \
+	-serial "file:$console" -serial stdio < /dev/null
+qrc=$?
+
+bad=$(grep -E -m1 'Kernel panic|BUG:|Oops|WARNING:|KASAN|UBSAN|possible circular locking|inconsistent lock state|lockdep|Call Trace' "$console" 2>/dev/null)
+if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+	why="timed out after ${timeout}s"
+elif [ -n "$bad" ]; then
+	why="kernel reported: $bad"
+elif [ ! -s "$out/exit-status" ]; then
+	why="no exit status (QEMU exited with $qrc)"
+else
+	why=
+fi
+if [ -n "$why" ]; then
+	echo "qemu/run.sh: guest misbehaved: $why" >&2
+	echo "---- last 40 console lines ($console) ----" >&2
+	tail -n 40 "$console" | tr -d '\r' >&2
+	echo "----" >&2
+	rc=125
+else
+	rc=$(cat "$out/exit-status")
+fi
+[ -n "$cleanup_out" ] && rm -rf "$cleanup_out"
+exit "$rc"

@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install the Debian packages that building and testing zerosleep needs.
+# Nothing is done when they are all present; otherwise "apt-get update" runs
+# once, then one "apt-get install".
+set -eu
+pkgs=(
+	# kernel tree and build
+	linux-source-6.12 xz-utils git make gcc libc6-dev flex bison bc
+	libelf-dev libssl-dev perl python3 kmod
+	# the guest
+	qemu-system-x86 seabios
+	# guest tools and tests
+	util-linux procps strace coreutils
+	# userspace library and its checks
+	pkg-config valgrind binutils gcc-multilib
+	# man pages and documentation
+	mandoc groff man-db python3-docutils
+	# benchmark plots, kernel static analysis
+	gnuplot-nox sparse
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	case $p in \#*) continue ;; esac
+	s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$s" = installed ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "  DEPS    installing: ${missing[*]}"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps.sh: these packages are missing and installing them needs root: ${missing[*]}" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
