@@ -6,6 +6,7 @@
 #   make test       build everything and run every test (host and guest)
 #   make run CMD=.. run a command in the guest, exit with its status
 #   make series     regenerate series/ from the kernel tree in build/linux
+#   make bench      benchmark vanilla, the 2011 patch and zerosleep
 #
 # All build output lives under build/ (git-ignored).
 
@@ -19,13 +20,13 @@ KHDR     := $(KOBJ)/usr/include
 KSFT_OUT := $(BUILD)/selftests
 CC       ?= cc
 
-.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test \
+.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test bench \
 	series check-series check-uapi uapi checkpatch clean distclean help
 
 all: kernel selftests lib demo-progs
 
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/deps.sh
@@ -42,6 +43,7 @@ headers: kernel
 # they would upstream; "make series" turns the copy into the last patch.
 selftests: kernel
 	@scripts/sync-selftests.sh $(TREE) selftests
+	@mkdir -p $(KSFT_OUT)/timers
 	@$(MAKE) -s -C $(TREE)/tools/testing/selftests/zerosleep \
 		OUTPUT=$(KSFT_OUT) KHDR_INCLUDES="-isystem $(KHDR)" all
 	@$(MAKE) -s -C $(TREE)/tools/testing/selftests/timers \
@@ -67,6 +69,9 @@ demo: kernel lib demo-progs
 test:
 	@scripts/test.sh
 
+bench: kernel lib
+	@bench/bench.sh
+
 series: tree
 	@scripts/series.sh $(TREE) series selftests
 
@@ -81,7 +86,7 @@ check-uapi: kernel
 		{ echo "uapi/ is stale: run 'make uapi'" >&2; exit 1; }
 
 checkpatch: tree
-	@cd $(TREE) && for p in $(addprefix $(TOP)/series/,$(shell cat series/series)); do \
+	@cd $(TREE) && export PATH=/usr/bin:$$PATH && for p in $(addprefix $(TOP)/series/,$(shell cat series/series)); do \
 		scripts/checkpatch.pl --strict -q --no-summary $$p || exit 1; done
 
 clean:

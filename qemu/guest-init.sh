@@ -11,7 +11,7 @@ export HOME=/root TERM=dumb LANG=C.UTF-8 LC_ALL=C.UTF-8
 
 mount -n -t proc proc /proc
 mount -n -t sysfs sysfs /sys
-mount -n -t devtmpfs devtmpfs /dev
+mountpoint -q /dev || mount -n -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -n -t devpts devpts /dev/pts
 mount -n -t tmpfs tmpfs /dev/shm

@@ -26,7 +26,7 @@ obj=$(realpath "$obj")
 stamp=$obj/.zerosleep-stamp
 
 key=$( {
-	git -C "$tree" diff vanilla -- . ':(exclude)tools' ':(exclude)Documentation'
+	git -C "$tree" diff vanilla -- . ':(exclude)tools' ':(exclude)Documentation' ':(exclude)MAINTAINERS'
 	cat "${frags[@]}"
 	echo "$*"
 } | sha256sum | cut -d' ' -f1)

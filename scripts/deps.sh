@@ -16,7 +16,7 @@ pkgs=(
 	# userspace library and its checks
 	pkg-config valgrind binutils gcc-multilib
 	# man pages and documentation
-	mandoc groff man-db python3-docutils
+	mandoc groff man-db python3-docutils python3-ply python3-git
 	# benchmark plots, kernel static analysis
 	gnuplot-nox sparse
 )

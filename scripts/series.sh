@@ -34,13 +34,13 @@ git() { command git -C "$tree" -c core.quotepath=off "$@"; }
 
 ksft=tools/testing/selftests
 "$here/sync-selftests.sh" "$tree" "$selftests"
-if [ -n "$(git status --porcelain -- "$ksft/zerosleep" "$ksft/Makefile")" ]; then
+if [ -n "$(git status --porcelain --ignored -- "$ksft/zerosleep" "$ksft/Makefile" MAINTAINERS)" ]; then
 	if [ -n "$check" ]; then
 		echo "series/ is stale: selftests/ differs from the selftests patch; run 'make series'" >&2
-		git status --short -- "$ksft/zerosleep" "$ksft/Makefile" >&2
+		git status --short --ignored -- "$ksft/zerosleep" "$ksft/Makefile" MAINTAINERS >&2
 		exit 1
 	fi
-	git add -A -- "$ksft/zerosleep" "$ksft/Makefile"
+	git add -f -A -- "$ksft/zerosleep" "$ksft/Makefile" MAINTAINERS
 	if git log -1 --format=%s | grep -q '^selftests/zerosleep:'; then
 		GIT_COMMITTER_DATE=$(git log -1 --format=%aD) git commit -q --amend --no-edit
 	else

@@ -27,3 +27,10 @@ if ! grep -qx 'TARGETS += zerosleep' "$mk"; then
 	sed -i 's/^TARGETS += zram$/TARGETS += zerosleep\n&/' "$mk"
 	grep -qx 'TARGETS += zerosleep' "$mk"
 fi
+
+# The tests belong with the timers, next to their selftests.
+mnt=$tree/MAINTAINERS
+if ! grep -qxF "F:	tools/testing/selftests/zerosleep/" "$mnt"; then
+	sed -i 's|^F:\ttools/testing/selftests/timers/$|&\nF:\ttools/testing/selftests/zerosleep/|' "$mnt"
+	grep -qxF "F:	tools/testing/selftests/zerosleep/" "$mnt"
+fi

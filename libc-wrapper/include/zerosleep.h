@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * zerosleep.h - choose what a zero-length sleep does for a thread
+ *
+ * A zero-length sleep is a nanosleep() or clock_nanosleep() whose requested
+ * expiry is not in the future: a relative {0, 0}, or an absolute deadline at
+ * or before the clock's current time.  A kernel with the zerosleep series
+ * lets each thread pick one of three policies for such sleeps, through
+ * prctl(PR_SET_TIMERSLACK_ZERO_POLICY) for itself and through
+ * /proc/<pid>/task/<tid>/timerslack_zero_policy for other threads.  The
+ * policy is inherited by new threads and children and kept across execve().
+ *
+ * Every function returns -1 and sets errno on failure.  Functions that need
+ * the kernel fail with ENOTSUP when it lacks the feature; the name <-> value
+ * conversions work everywhere.  Arguments are checked before the kernel is
+ * asked, so a bad argument gives EINVAL on every kernel and changes nothing.
+ */
+#ifndef ZEROSLEEP_H
+#define ZEROSLEEP_H
+
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sleep with the thread's timer slack, as vanilla Linux does (the default). */
+#define ZEROSLEEP_FULL_SLACK	0
+/* Return at once: no timer is armed and the scheduler is not entered. */
+#define ZEROSLEEP_RETURN	1
+/* Give up the CPU once, as sched_yield() would, then return. */
+#define ZEROSLEEP_SCHEDULE	2
+
+/**
+ * zerosleep_is_supported() - does the running kernel offer the policies?
+ *
+ * Probes PR_GET_TIMERSLACK_ZERO_POLICY on the first call and caches the
+ * answer for the life of the process; safe to call from several threads at
+ * once.  Does not change errno.
+ *
+ * Return: 1 if the kernel supports zero-length sleep policies, 0 if not.
+ */
+int zerosleep_is_supported(void);
+
+/**
+ * zerosleep_get_policy() - the calling thread's zero-length sleep policy
+ *
+ * Return: ZEROSLEEP_FULL_SLACK, ZEROSLEEP_RETURN or ZEROSLEEP_SCHEDULE;
+ * -1 with errno ENOTSUP if the kernel lacks the feature.
+ */
+int zerosleep_get_policy(void);
+
+/**
+ * zerosleep_set_policy() - set the calling thread's zero-length sleep policy
+ * @policy: ZEROSLEEP_FULL_SLACK, ZEROSLEEP_RETURN or ZEROSLEEP_SCHEDULE
+ *
+ * Threads and processes created afterwards by this thread inherit the
+ * policy, and it is kept across execve().  No privilege is needed.
+ *
+ * Return: 0; -1 with errno EINVAL if @policy is not one of the three
+ * (nothing is changed), or ENOTSUP if the kernel lacks the feature.
+ */
+int zerosleep_set_policy(int policy);
+
+/**
+ * zerosleep_get_tid_policy() - the zero-length sleep policy of any thread
+ * @tid: a thread ID (as returned by gettid()); a process ID names the
+ *       process's main thread.  It must be positive: 0 does not mean the
+ *       calling thread, use zerosleep_get_policy() or gettid() for that.
+ *
+ * Reads /proc/<tid>/task/<tid>/timerslack_zero_policy.  A thread may always
+ * read its own policy; reading another thread's needs CAP_SYS_NICE in that
+ * thread's user namespace.
+ *
+ * Return: the policy; -1 with errno EINVAL if @tid <= 0, ENOTSUP if the
+ * kernel lacks the feature, ESRCH if there is no such thread, EPERM without
+ * the privilege, EIO if the kernel's answer cannot be parsed, or another
+ * errno from open(2) or read(2).
+ */
+int zerosleep_get_tid_policy(pid_t tid);
+
+/**
+ * zerosleep_set_tid_policy() - set the zero-length sleep policy of any thread
+ * @tid:    a positive thread ID, as for zerosleep_get_tid_policy()
+ * @policy: ZEROSLEEP_FULL_SLACK, ZEROSLEEP_RETURN or ZEROSLEEP_SCHEDULE
+ *
+ * Writes /proc/<tid>/task/<tid>/timerslack_zero_policy.  Only that one
+ * thread changes; to change a whole process, call this for every entry of
+ * /proc/<pid>/task.  Changing another thread needs CAP_SYS_NICE in its
+ * user namespace.
+ *
+ * Return: 0; -1 with errno EINVAL if @tid <= 0 or @policy is not valid
+ * (nothing is changed), ENOTSUP if the kernel lacks the feature, ESRCH if
+ * there is no such thread, EPERM without the privilege, or another errno
+ * from open(2) or write(2).
+ */
+int zerosleep_set_tid_policy(pid_t tid, int policy);
+
+/**
+ * zerosleep_policy_name() - the canonical name of a policy
+ * @policy: ZEROSLEEP_FULL_SLACK, ZEROSLEEP_RETURN or ZEROSLEEP_SCHEDULE
+ *
+ * Return: "full-slack", "return-immediately" or "schedule-once", a static
+ * string; NULL with errno EINVAL for any other value.
+ */
+const char *zerosleep_policy_name(int policy);
+
+/**
+ * zerosleep_policy_from_name() - parse a policy name
+ * @name: a canonical name ("full-slack", "return-immediately",
+ *        "schedule-once"), a short alias ("full", "return", "schedule") or
+ *        a number ("0", "1", "2").  Matching is exact and case-sensitive.
+ *
+ * Return: the policy; -1 with errno EINVAL if @name is NULL or not one of
+ * the words above.
+ */
+int zerosleep_policy_from_name(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZEROSLEEP_H */

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libzerosleep: get and set the zero-length sleep policy of a thread.
+ *
+ * The calling thread is served by prctl(PR_[GS]ET_TIMERSLACK_ZERO_POLICY),
+ * any thread by /proc/<tid>/task/<tid>/timerslack_zero_policy.  Whether the
+ * kernel has the feature is probed once, with PR_GET_TIMERSLACK_ZERO_POLICY,
+ * which a kernel without it rejects with EINVAL; from then on every call that
+ * needs the kernel fails with ENOTSUP instead, so that callers never have to
+ * tell "unknown prctl option" from "bad argument".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zerosleep.h>
+
+#ifndef PR_SET_TIMERSLACK_ZERO_POLICY
+# error "<linux/prctl.h> lacks PR_SET_TIMERSLACK_ZERO_POLICY: add -I<zerosleep source>/uapi"
+#endif
+
+_Static_assert(ZEROSLEEP_FULL_SLACK == PR_TIMERSLACK_ZERO_FULL_SLACK,
+	       "ZEROSLEEP_FULL_SLACK differs from the kernel's value");
+_Static_assert(ZEROSLEEP_RETURN == PR_TIMERSLACK_ZERO_RETURN,
+	       "ZEROSLEEP_RETURN differs from the kernel's value");
+_Static_assert(ZEROSLEEP_SCHEDULE == PR_TIMERSLACK_ZERO_SCHEDULE,
+	       "ZEROSLEEP_SCHEDULE differs from the kernel's value");
+
+#define ZS_EXPORT __attribute__((visibility("default")))
+
+/*
+ * tests/test-internal.c includes this file after defining these two, to
+ * run the /proc code against a fake tree and a kernel that has the feature.
+ */
+#ifndef ZS_PROC_ROOT
+# define ZS_PROC_ROOT "/proc"
+#endif
+#ifndef zs_prctl
+# define zs_prctl prctl
+#endif
+
+#define ZS_PROC_FILE "timerslack_zero_policy"
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int kernel_supported;
+
+static void probe(void)
+{
+	kernel_supported = zs_prctl(PR_GET_TIMERSLACK_ZERO_POLICY,
+				    0UL, 0UL, 0UL, 0UL) >= 0;
+}
+
+ZS_EXPORT int zerosleep_is_supported(void)
+{
+	int saved_errno = errno;
+
+	/* pthread_once() cannot fail for a valid, statically set control. */
+	(void)pthread_once(&probe_once, probe);
+	errno = saved_errno;
+	return kernel_supported;
+}
+
+static int valid_policy(int policy)
+{
+	return policy == ZEROSLEEP_FULL_SLACK || policy == ZEROSLEEP_RETURN ||
+	       policy == ZEROSLEEP_SCHEDULE;
+}
+
+static int fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+ZS_EXPORT int zerosleep_get_policy(void)
+{
+	if (!zerosleep_is_supported())
+		return fail(ENOTSUP);
+	return zs_prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0UL, 0UL, 0UL, 0UL);
+}
+
+ZS_EXPORT int zerosleep_set_policy(int policy)
+{
+	if (!valid_policy(policy))
+		return fail(EINVAL);
+	if (!zerosleep_is_supported())
+		return fail(ENOTSUP);
+	if (zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, (unsigned long)policy,
+		     0UL, 0UL, 0UL) < 0)
+		return -1;
+	return 0;
+}
+
+/* Format "<root>/<tid>/task/<tid>[/<file>]" into @buf. */
+static int tid_path(char *buf, size_t size, pid_t tid, const char *file)
+{
+	int n;
+
+	n = snprintf(buf, size, "%s/%d/task/%d%s%s", ZS_PROC_ROOT, (int)tid,
+		     (int)tid, file ? "/" : "", file ? file : "");
+	if (n < 0 || (size_t)n >= size)
+		return fail(ENAMETOOLONG);
+	return 0;
+}
+
+/*
+ * Open the policy file of @tid.  When it is missing, tell a thread that does
+ * not exist (ESRCH) from a kernel that has the prctl but not the file
+ * (ENOTSUP) and from a system without /proc (ENOENT).
+ */
+static int open_tid_file(pid_t tid, int flags)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (tid_path(path, sizeof(path), tid, ZS_PROC_FILE) < 0)
+		return -1;
+	do
+		fd = open(path, flags | O_CLOEXEC | O_NOCTTY);
+	while (fd < 0 && errno == EINTR);
+	if (fd >= 0 || errno != ENOENT)
+		return fd;
+
+	if (tid_path(path, sizeof(path), tid, NULL) < 0)
+		return -1;
+	if (stat(path, &st) == 0)
+		return fail(ENOTSUP);
+	if (errno != ENOENT)
+		return -1;
+	if (snprintf(path, sizeof(path), "%s/self", ZS_PROC_ROOT) >=
+	    (int)sizeof(path))
+		return fail(ENAMETOOLONG);
+	if (lstat(path, &st) < 0)
+		return fail(ENOENT);	/* /proc is not mounted */
+	return fail(ESRCH);
+}
+
+static void close_keep_errno(int fd)
+{
+	int saved_errno = errno;
+
+	close(fd);
+	errno = saved_errno;
+}
+
+/* Parse the kernel's "N\n"; -1 if it is anything else. */
+static int parse_policy(const char *buf, size_t len)
+{
+	long value = 0;
+	size_t i;
+
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	if (len == 0)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (buf[i] < '0' || buf[i] > '9')
+			return -1;
+		value = value * 10 + (buf[i] - '0');
+		if (value > INT_MAX)
+			return -1;
+	}
+	return (int)value;
+}
+
+ZS_EXPORT int zerosleep_get_tid_policy(pid_t tid)
+{
+	char buf[32];
+	size_t len = 0;
+	ssize_t n;
+	int fd, policy;
+
+	if (tid <= 0)
+		return fail(EINVAL);
+	if (!zerosleep_is_supported())
+		return fail(ENOTSUP);
+
+	fd = open_tid_file(tid, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	while (len < sizeof(buf)) {
+		n = read(fd, buf + len, sizeof(buf) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			close_keep_errno(fd);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+
+	/* A full buffer means far more than "N\n": not a policy. */
+	policy = len < sizeof(buf) ? parse_policy(buf, len) : -1;
+	if (policy < 0)
+		return fail(EIO);
+	return policy;
+}
+
+ZS_EXPORT int zerosleep_set_tid_policy(pid_t tid, int policy)
+{
+	char buf[4];
+	ssize_t n;
+	int fd, len;
+
+	if (tid <= 0 || !valid_policy(policy))
+		return fail(EINVAL);
+	if (!zerosleep_is_supported())
+		return fail(ENOTSUP);
+
+	len = snprintf(buf, sizeof(buf), "%d\n", policy);
+	fd = open_tid_file(tid, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	do
+		n = write(fd, buf, (size_t)len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		close_keep_errno(fd);
+		return -1;
+	}
+	close(fd);
+	if (n != len)
+		return fail(EIO);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int policy;
+} policy_names[] = {
+	/* The canonical name of each policy comes first. */
+	{ "full-slack",		ZEROSLEEP_FULL_SLACK },
+	{ "return-immediately",	ZEROSLEEP_RETURN },
+	{ "schedule-once",	ZEROSLEEP_SCHEDULE },
+	{ "full",		ZEROSLEEP_FULL_SLACK },
+	{ "return",		ZEROSLEEP_RETURN },
+	{ "schedule",		ZEROSLEEP_SCHEDULE },
+	{ "0",			ZEROSLEEP_FULL_SLACK },
+	{ "1",			ZEROSLEEP_RETURN },
+	{ "2",			ZEROSLEEP_SCHEDULE },
+};
+
+ZS_EXPORT const char *zerosleep_policy_name(int policy)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++)
+		if (policy_names[i].policy == policy)
+			return policy_names[i].name;
+	errno = EINVAL;
+	return NULL;
+}
+
+ZS_EXPORT int zerosleep_policy_from_name(const char *name)
+{
+	size_t i;
+
+	if (name)
+		for (i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++)
+			if (strcmp(policy_names[i].name, name) == 0)
+				return policy_names[i].policy;
+	return fail(EINVAL);
+}

@@ -1,0 +1,177 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Install into a temporary DESTDIR with PREFIX=/usr, as a distribution
+# package would, and use the result as a consumer would: TAP on stdout.
+#
+# A consumer program is compiled and linked with nothing but
+# `pkg-config --cflags --libs zerosleep` (PKG_CONFIG_PATH and
+# PKG_CONFIG_SYSROOT_DIR point into DESTDIR), then run against the
+# installed library.  Also checks the soname, the exported symbols and
+# their version, the static library, the launcher's linkage, and uninstall.
+#
+# Environment: O (the build directory), MAKE, CC.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/.." && pwd)
+B=${O:-$src/../build/libc-wrapper}
+MAKE=${MAKE:-make}
+CC=${CC:-cc}
+prefix=/usr
+libdir=$prefix/lib
+
+n=0
+failed=0
+D=$(mktemp -d "${TMPDIR:-/tmp}/zerosleep-install.XXXXXX") || exit 1
+trap 'rm -rf "$D"' EXIT
+dest=$D/root
+
+check() {
+	local desc=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $desc"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $desc"
+		[[ -s $D/log ]] && sed 's/^/#   /' "$D/log"
+	fi
+	: >"$D/log"
+}
+
+# run COMMAND...: run it with its output in $D/log for check() to show.
+run() { "$@" >"$D/log" 2>&1; }
+
+api="zerosleep_get_policy zerosleep_get_tid_policy zerosleep_is_supported
+zerosleep_policy_from_name zerosleep_policy_name zerosleep_set_policy
+zerosleep_set_tid_policy"
+
+check "make install PREFIX=$prefix DESTDIR=..." \
+	run $MAKE -C "$src" --no-print-directory O="$B" PREFIX=$prefix \
+		DESTDIR="$dest" install
+
+check "the real library, the two symlinks and the archive are installed" \
+	eval '[[ -f $dest$libdir/libzerosleep.so.1.0.0 && ! -L $dest$libdir/libzerosleep.so.1.0.0 &&
+	        $(readlink "$dest$libdir/libzerosleep.so.1") == libzerosleep.so.1.0.0 &&
+	        $(readlink "$dest$libdir/libzerosleep.so") == libzerosleep.so.1 &&
+	        -f $dest$libdir/libzerosleep.a ]]'
+check "the header, zerosleep.pc and the launcher are installed" \
+	eval '[[ -f $dest$prefix/include/zerosleep.h &&
+	        -f $dest$libdir/pkgconfig/zerosleep.pc &&
+	        -x $dest$prefix/bin/zerosleep ]]'
+manpages=0
+for f in "$src"/../man/man1/*.1 "$src"/../man/man3/*.3; do
+	[[ -f $f ]] || continue
+	manpages=$((manpages + 1))
+	s=${f##*.}
+	[[ -f $dest$prefix/share/man/man$s/${f##*/} ]] || manpages=-1000
+done
+check "each page of ../man/man1 and man3 is installed ($manpages found)" \
+	eval '((manpages >= 0))'
+
+check "readelf -d: SONAME is libzerosleep.so.1" \
+	eval 'readelf -d "$dest$libdir/libzerosleep.so.1.0.0" |
+	      grep -q "(SONAME).*\[libzerosleep.so.1\]"'
+
+# Every defined dynamic symbol: the API, each at ZEROSLEEP_1.0 (default),
+# and the version node itself.
+nm -D --defined-only "$dest$libdir/libzerosleep.so.1.0.0" >"$D/nm"
+want=$( (for f in $api; do echo "T $f@@ZEROSLEEP_1.0"; done
+	 echo "A ZEROSLEEP_1.0") | sort)
+got=$(awk '{ print $2, $3 }' "$D/nm" | sort)
+check "nm -D exports only the API, each as @@ZEROSLEEP_1.0" \
+	eval '[[ $got == "$want" ]] ||
+	      { echo "$want" >"$D/want"; echo "$got" >"$D/got"; diff "$D/want" "$D/got" >"$D/log"; false; }'
+
+export PKG_CONFIG_PATH=$dest$libdir/pkgconfig
+export PKG_CONFIG_LIBDIR=$dest$libdir/pkgconfig
+export PKG_CONFIG_SYSROOT_DIR=$dest
+# PREFIX=/usr puts the flags in the default search paths, which pkg-config
+# would drop; keep them so that they point into DESTDIR.
+export PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
+
+check "pkg-config --modversion zerosleep is 1.0.0" \
+	eval '[[ $(pkg-config --modversion zerosleep) == 1.0.0 ]]'
+flags=$(pkg-config --cflags --libs zerosleep)
+echo "# pkg-config --cflags --libs zerosleep: $flags"
+check "pkg-config --cflags --libs points into DESTDIR" \
+	eval '[[ $flags == *"-I$dest$prefix/include"* && $flags == *"-L$dest$libdir"* &&
+	        $flags == *-lzerosleep* ]]'
+
+cat >"$D/consumer.c" <<'EOF'
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <zerosleep.h>
+
+int main(void)
+{
+	int policy = zerosleep_policy_from_name("return");
+	const char *name = zerosleep_policy_name(policy);
+	int supported = zerosleep_is_supported();
+	int got = zerosleep_get_policy();
+
+	printf("%s %d %s\n", name ? name : "(null)", supported,
+	       got >= 0 ? zerosleep_policy_name(got) : strerror(errno));
+	return !(policy == ZEROSLEEP_RETURN && name &&
+		 (supported ? got >= 0 : got == -1 && errno == ENOTSUP));
+}
+EOF
+# What the consumer should print here.
+if [[ -e /proc/self/timerslack_zero_policy ]]; then
+	case $(cat /proc/self/timerslack_zero_policy) in
+	0) expected="return-immediately 1 full-slack" ;;
+	1) expected="return-immediately 1 return-immediately" ;;
+	*) expected="return-immediately 1 schedule-once" ;;
+	esac
+else
+	expected="return-immediately 0 Operation not supported"
+fi
+
+# shellcheck disable=SC2086 # $flags is a list of options
+check "a consumer compiles and links with only the pkg-config flags" \
+	run "$CC" -std=c11 -Wall -Wextra -Werror -o "$D/consumer" "$D/consumer.c" $flags
+check "the consumer needs libzerosleep.so.1 and has versioned references" \
+	eval 'readelf -d "$D/consumer" | grep -q "(NEEDED).*\[libzerosleep.so.1\]" &&
+	      objdump -T "$D/consumer" | grep -q "ZEROSLEEP_1.0.*zerosleep_policy_name"'
+check "the consumer resolves libzerosleep.so.1 inside DESTDIR" \
+	eval 'LD_LIBRARY_PATH=$dest$libdir ldd "$D/consumer" |
+	      grep -q "libzerosleep.so.1 => $dest$libdir/libzerosleep.so.1"'
+out=$(LD_LIBRARY_PATH=$dest$libdir "$D/consumer" 2>&1)
+check "the consumer runs against the installed library: '$out'" \
+	eval '[[ $out == "$expected" ]] || { echo "expected: $expected" >"$D/log"; false; }'
+
+static_flags=$(pkg-config --static --cflags --libs zerosleep)
+# shellcheck disable=SC2086
+check "a static consumer links with pkg-config --static and -static" \
+	run "$CC" -std=c11 -static -o "$D/consumer-static" "$D/consumer.c" $static_flags
+out=$("$D/consumer-static" 2>&1)
+check "the static consumer needs no shared libzerosleep and runs: '$out'" \
+	eval '[[ $out == "$expected" ]] && ! readelf -d "$D/consumer-static" 2>/dev/null | grep -q libzerosleep'
+
+if command -v c++ >/dev/null; then
+	echo '#include <zerosleep.h>
+int main() { return zerosleep_policy_name(ZEROSLEEP_FULL_SLACK) == nullptr; }' >"$D/consumer.cc"
+	# shellcheck disable=SC2086
+	check "the header works from C++" \
+		run c++ -std=c++11 -Wall -Wextra -Werror -o "$D/consumer-cc" "$D/consumer.cc" $flags
+fi
+
+check "the installed launcher needs libzerosleep.so.1 and has no rpath" \
+	eval 'readelf -d "$dest$prefix/bin/zerosleep" >"$D/log" &&
+	      grep -q "(NEEDED).*\[libzerosleep.so.1\]" "$D/log" &&
+	      ! grep -Eq "RPATH|RUNPATH" "$D/log"'
+out=$(LD_LIBRARY_PATH=$dest$libdir "$dest$prefix/bin/zerosleep" --version 2>&1)
+check "the installed launcher runs with the installed library: '$out'" \
+	eval '[[ $out == "zerosleep (zerosleep) 1.0" ]]'
+
+check "make uninstall" \
+	run $MAKE -C "$src" --no-print-directory O="$B" PREFIX=$prefix \
+		DESTDIR="$dest" uninstall
+check "uninstall leaves no files behind" \
+	eval '[[ -z $(find "$dest" ! -type d) ]] || { find "$dest" ! -type d >"$D/log"; false; }'
+
+echo "1..$n"
+((failed == 0))

@@ -1,0 +1,520 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Tests of the zerosleep launcher, TAP on stdout.
+#
+# ZEROSLEEP_EXPECT=unsupported (a kernel without the feature): the command
+# line, messages and exit statuses, and exit status 2 for anything that
+# needs the kernel.
+# ZEROSLEEP_EXPECT=supported (the patched kernel, as root): that the policy
+# really reaches the command, its threads and its children, -p and -a, the
+# speed-up of time.sleep(0), EPERM for an unprivileged user, 126 and 127.
+#
+# Environment: O, the build directory (default ../../build/libc-wrapper
+# from here); ZEROSLEEP, the launcher to test (default $O/zerosleep);
+# CLI_WRAPPER, a command such as valgrind to run it under; PYTHON.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+B=${O:-$here/../../build/libc-wrapper}
+ZS=${ZEROSLEEP:-$B/zerosleep}
+export LD_LIBRARY_PATH=$B${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+read -ra wrapper <<<"${CLI_WRAPPER:-}"
+if [[ -z ${PYTHON:-} ]]; then
+	PYTHON=/usr/bin/python3
+	[[ -x $PYTHON ]] || PYTHON=$(command -v python3)
+fi
+NOBODY=65534
+
+n=0
+failed=0
+pids=()
+T=$(mktemp -d "${TMPDIR:-/tmp}/zerosleep-cli.XXXXXX") || exit 1
+
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+# check DESCRIPTION COMMAND...: one test line, passing if COMMAND succeeds.
+# On failure the output of the last launcher run is shown.
+check() {
+	local desc=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $desc"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $desc"
+		echo "#   last run: zerosleep ${last_args:-}"
+		echo "#   exit status: ${rc:-}"
+		sed 's/^/#   stdout: /' "$T/out" 2>/dev/null
+		sed 's/^/#   stderr: /' "$T/err" 2>/dev/null
+	fi
+}
+
+# zs ARG...: run the launcher, keep its status in rc, output in $T/out, err.
+zs() {
+	last_args="$*"
+	"${wrapper[@]}" "$ZS" "$@" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+}
+
+# as_nobody COMMAND...: run COMMAND as uid 65534 without capabilities.
+as_nobody() {
+	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- "$@"
+}
+
+# Predicates on the last run.
+status_is() { [[ $rc == "$1" ]]; }
+stdout_is() { [[ $(cat "$T/out") == "$1" ]]; }
+stdout_empty() { [[ ! -s $T/out ]]; }
+stderr_empty() { [[ ! -s $T/err ]]; }
+# The error is one line, "zerosleep: ...", and contains every argument.
+one_error_line() {
+	local word
+	[[ $(wc -l <"$T/err") == 1 ]] || return 1
+	grep -q '^zerosleep: ' "$T/err" || return 1
+	for word; do
+		grep -qF -- "$word" "$T/err" || return 1
+	done
+}
+# usage_error WORD: exit 1, one line naming 'WORD', nothing on stdout.
+usage_error() {
+	status_is 1 && stdout_empty && one_error_line "'$1'"
+}
+no_file() { [[ ! -e $1 ]]; }
+
+policy_of() { cat "/proc/$1/timerslack_zero_policy" 2>/dev/null; }
+tasks_of() { ls "/proc/$1/task"; }
+# Every thread of PID has policy $2.
+all_threads_are() {
+	local tid
+	for tid in $(tasks_of "$1"); do
+		[[ $(cat "/proc/$1/task/$tid/timerslack_zero_policy") == "$2" ]] ||
+			return 1
+	done
+}
+
+# Every thread of PID but the main one has policy $2.
+others_are() {
+	local tid
+	for tid in $(tasks_of "$1"); do
+		[[ $tid == "$1" ]] && continue
+		[[ $(cat "/proc/$1/task/$tid/timerslack_zero_policy") == "$2" ]] ||
+			return 1
+	done
+}
+
+# ---- the same on every kernel -------------------------------------------
+
+test_common() {
+	local w
+
+	zs --help
+	check "--help: exit 0, usage on stdout, nothing on stderr" \
+		eval 'status_is 0 && grep -q "^Usage:" "$T/out" && stderr_empty'
+	check "--help lists the policies and their aliases" \
+		eval 'grep -q "full-slack, full, 0" "$T/out" &&
+		      grep -q "return-immediately, return, 1" "$T/out" &&
+		      grep -q "schedule-once, schedule, 2" "$T/out"'
+	zs -h
+	check "-h: exit 0 with the usage" \
+		eval 'status_is 0 && grep -q "^Usage:" "$T/out"'
+	zs --version
+	check "--version: exit 0, 'zerosleep (zerosleep) 1.0'" \
+		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 1.0" && stderr_empty'
+	zs -V
+	check "-V: exit 0 with the version" \
+		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 1.0"'
+	if [[ -w /dev/full ]]; then
+		last_args="--help >/dev/full"
+		"${wrapper[@]}" "$ZS" --help >/dev/full 2>"$T/err"
+		rc=$?
+		check "--help to a full device: exit 1, a write error" \
+			eval 'status_is 1 && one_error_line "write error"'
+	else
+		check "/dev/full exists for the write-error test" false
+	fi
+
+	# Bad policy words: exit 1 naming the word, the command never runs.
+	for w in "" 3 FULL Return return- bogus "full-slack " " return" 01 +1 \
+		 0x1 "return immediately"; do
+		zs "$w" -- touch "$T/ran"
+		check "bad policy '$w': exit 1, one line naming it, COMMAND not run" \
+			eval 'usage_error "$w" && no_file "$T/ran"'
+	done
+	zs -1 -- touch "$T/ran"
+	check "bad policy '-1' (taken for an option): exit 1 naming it" \
+		eval 'usage_error -1 && no_file "$T/ran"'
+	zs -p 1 bogus
+	check "-p 1 bogus: exit 1 naming 'bogus'" eval 'usage_error bogus'
+	zs -p 1 ""
+	check "-p 1 '': exit 1 naming ''" eval 'usage_error ""'
+	zs -a -p 1 FULL
+	check "-a -p 1 FULL: exit 1 naming 'FULL'" eval 'usage_error FULL'
+
+	# Other usage errors.
+	zs
+	check "no arguments: exit 1, one line" \
+		eval 'status_is 1 && stdout_empty && one_error_line "no policy"'
+	zs return
+	check "POLICY without COMMAND: exit 1, one line" \
+		eval 'status_is 1 && stdout_empty && one_error_line "no command"'
+	zs return --
+	check "POLICY -- without COMMAND: exit 1, one line" \
+		eval 'status_is 1 && stdout_empty && one_error_line "no command"'
+	zs --bogus return true
+	check "unknown option --bogus: exit 1 naming it" eval 'usage_error --bogus'
+	zs -x return true
+	check "unknown option -x: exit 1 naming it" eval 'usage_error -x'
+	zs -a return -- touch "$T/ran"
+	check "-a without -p: exit 1 naming -a" \
+		eval 'usage_error -a && no_file "$T/ran"'
+	zs -p
+	check "-p without PID: exit 1 naming -p" eval 'usage_error -p'
+	zs --pid
+	check "--pid without PID: exit 1 naming --pid" eval 'usage_error --pid'
+	for w in abc 0 -5 12x 99999999999 ""; do
+		zs -p "$w" return
+		check "-p '$w': exit 1, invalid PID named" eval 'usage_error "$w"'
+	done
+	zs -p 1 return extra
+	check "-p 1 return extra: exit 1 naming 'extra'" eval 'usage_error extra'
+}
+
+# ---- a kernel without the feature ---------------------------------------
+
+test_unsupported() {
+	zs return -- touch "$T/ran"
+	check "return -- COMMAND: exit 2, one line saying the kernel lacks it" \
+		eval 'status_is 2 && stdout_empty && one_error_line kernel lacks &&
+		      no_file "$T/ran"'
+	zs full-slack touch "$T/ran"
+	check "full-slack COMMAND (no --): exit 2 as well" \
+		eval 'status_is 2 && one_error_line kernel && no_file "$T/ran"'
+	zs return -- /nonexistent/command
+	check "the kernel is checked before COMMAND is looked up: exit 2" \
+		eval 'status_is 2 && one_error_line kernel'
+	zs -p $$
+	check "-p PID: exit 2, one line" \
+		eval 'status_is 2 && stdout_empty && one_error_line kernel'
+	zs -p $$ schedule
+	check "-p PID POLICY: exit 2, one line" \
+		eval 'status_is 2 && one_error_line kernel'
+	zs -a -p $$ 1
+	check "-a -p PID POLICY: exit 2, one line" \
+		eval 'status_is 2 && one_error_line kernel'
+	zs -a -p $$
+	check "-a -p PID: exit 2, one line" \
+		eval 'status_is 2 && one_error_line kernel'
+}
+
+# ---- the patched kernel --------------------------------------------------
+
+# wait_for COMMAND...: poll until COMMAND succeeds, for up to 120 s.
+wait_for() {
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+test_policies() {
+	local word want outer
+	# Each name, run under a different policy so that it must change it.
+	for word in full-slack:0 full:0 0:0 return-immediately:1 return:1 1:1 \
+		    schedule-once:2 schedule:2 2:2; do
+		want=${word##*:}
+		word=${word%:*}
+		outer=$(((want + 1) % 3))
+		last_args="$outer -- zerosleep $word -- cat /proc/self/timerslack_zero_policy"
+		"$ZS" $outer -- "${wrapper[@]}" "$ZS" "$word" -- \
+			cat /proc/self/timerslack_zero_policy >"$T/out" 2>"$T/err"
+		rc=$?
+		check "'$word' reaches COMMAND as $want (launched under $outer)" \
+			eval 'status_is 0 && stdout_is "$want" && stderr_empty'
+	done
+	zs return cat /proc/self/timerslack_zero_policy
+	check "POLICY COMMAND without --" eval 'status_is 0 && stdout_is 1'
+	zs -- schedule cat /proc/self/timerslack_zero_policy
+	check "-- POLICY COMMAND" eval 'status_is 0 && stdout_is 2'
+	zs return -- sh -c 'exit 7'
+	check "COMMAND's exit status is the launcher's" eval 'status_is 7'
+}
+
+test_exec_and_threads() {
+	zs schedule -- sh -c 'exec env cat /proc/self/timerslack_zero_policy'
+	check "the policy survives two more execve() calls" \
+		eval 'status_is 0 && stdout_is 2'
+	zs return -- sh -c 'cat /proc/self/timerslack_zero_policy; (cat /proc/self/timerslack_zero_policy)'
+	check "and reaches forked children" \
+		eval 'status_is 0 && stdout_is "1
+1"'
+
+	cat >"$T/threads.py" <<-'EOF'
+	import glob, threading, time
+	seen, go = [], threading.Event()
+	def thread():
+	    with open("/proc/thread-self/timerslack_zero_policy") as f:
+	        seen.append(f.read().strip())
+	    go.wait()
+	threads = [threading.Thread(target=thread) for _ in range(4)]
+	for t in threads:
+	    t.start()
+	while len(seen) < 4:
+	    time.sleep(0.01)
+	tasks = []
+	for path in glob.glob("/proc/self/task/*/timerslack_zero_policy"):
+	    with open(path) as f:
+	        tasks.append(f.read().strip())
+	go.set()
+	for t in threads:
+	    t.join()
+	print(len(tasks), " ".join(sorted(set(tasks))), " ".join(sorted(set(seen))))
+	EOF
+	zs schedule -- "$PYTHON" "$T/threads.py"
+	check "all 5 threads of a Python program have schedule-once" \
+		eval 'status_is 0 && stdout_is "5 2 2"'
+	zs return-immediately -- "$PYTHON" "$T/threads.py"
+	check "all 5 threads of a Python program have return-immediately" \
+		eval 'status_is 0 && stdout_is "5 1 1"'
+}
+
+# A large timer slack (10 ms, which children inherit) makes each
+# time.sleep(0) under full-slack cost up to 10 ms; under return-immediately
+# and schedule-once it costs next to nothing.  Judged by ratios of calls per
+# second and by voluntary context switches per call, not by absolute times.
+test_speed() {
+	local full ret sched slack nf nr ns cf cr cs
+	cat >"$T/slack.py" <<-'EOF'
+	import ctypes, os, sys
+	libc = ctypes.CDLL(None, use_errno=True)
+	PR_SET_TIMERSLACK = 29
+	if libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(int(sys.argv[1])),
+	              ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)):
+	    sys.exit("PR_SET_TIMERSLACK: " + os.strerror(ctypes.get_errno()))
+	os.execvp(sys.argv[2], sys.argv[2:])
+	EOF
+	cat >"$T/loop.py" <<-'EOF'
+	import ctypes, resource, time
+	PR_GET_TIMERSLACK = 30
+	slack = ctypes.CDLL(None).prctl(PR_GET_TIMERSLACK, ctypes.c_ulong(0),
+	        ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+	calls = 0
+	before = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+	end = time.monotonic() + 2.0
+	while time.monotonic() < end:
+	    time.sleep(0)
+	    calls += 1
+	after = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+	print(slack, calls, after - before)
+	EOF
+	run_loop() {
+		"$PYTHON" "$T/slack.py" 10000000 "${wrapper[@]}" "$ZS" "$1" -- \
+			"$PYTHON" "$T/loop.py" 2>"$T/err"
+	}
+	full=$(run_loop full-slack)
+	ret=$(run_loop return)
+	sched=$(run_loop schedule)
+	echo "# slack_ns calls voluntary_switches over 2 s:"
+	echo "#   full-slack:         $full"
+	echo "#   return-immediately: $ret"
+	echo "#   schedule-once:      $sched"
+	read -r slack nf cf <<<"$full"
+	read -r _ nr cr <<<"$ret"
+	read -r _ ns cs <<<"$sched"
+	check "the 10 ms timer slack reached the Python loop" \
+		[ "${slack:-0}" = 10000000 ]
+	check "full-slack: about one voluntary context switch per time.sleep(0)" \
+		eval '((nf > 0 && cf * 2 >= nf))'
+	check "return-immediately: almost no context switches (< 1 per 100 calls)" \
+		eval '((nr > 0 && cr * 100 < nr))'
+	check "return-immediately: at least 5 times as many calls/s as full-slack" \
+		eval '((nf > 0 && nr >= 5 * nf))'
+	check "schedule-once: at least 5 times as many calls/s as full-slack" \
+		eval '((nf > 0 && ns >= 5 * nf))'
+	echo "#   ratios: return/full $((nr / (nf > 0 ? nf : 1))), schedule/full $((ns / (nf > 0 ? nf : 1)))"
+}
+
+test_pid() {
+	local pid tid lines want
+	"$ZS" full -- sleep 60 &
+	pid=$!
+	pids+=("$pid")
+	wait_for eval '[[ $(readlink "/proc/$pid/exe") == */sleep ]]'
+
+	zs -p "$pid"
+	check "-p PID shows full-slack" \
+		eval 'status_is 0 && stdout_is "pid $pid'"'"'s zero-length sleep policy: full-slack" && stderr_empty'
+	zs -p "$pid" return
+	check "-p PID return: exit 0, silent, the process has 1" \
+		eval 'status_is 0 && stdout_empty && stderr_empty && [[ $(policy_of $pid) == 1 ]]'
+	zs -p "$pid"
+	check "-p PID now shows return-immediately" \
+		eval 'status_is 0 && stdout_is "pid $pid'"'"'s zero-length sleep policy: return-immediately"'
+	zs --pid "$pid" 2
+	check "--pid PID 2: the process has 2" \
+		eval 'status_is 0 && [[ $(policy_of $pid) == 2 ]]'
+	zs -p "$pid" full-slack
+	check "-p PID full-slack: the process has 0" \
+		eval 'status_is 0 && [[ $(policy_of $pid) == 0 ]]'
+
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	zs -p "$pid"
+	check "-p with an exited PID: exit 1, one line, no such process" \
+		eval 'status_is 1 && stdout_empty && one_error_line "No such process" "$pid"'
+	zs -p "$pid" return
+	check "-p with an exited PID and a POLICY: exit 1, one line" \
+		eval 'status_is 1 && one_error_line "No such process"'
+	zs -a -p "$pid" return
+	check "-a -p with an exited PID: exit 1, one line" \
+		eval 'status_is 1 && one_error_line "No such process"'
+
+	# A process with 5 threads.
+	cat >"$T/idle.py" <<-'EOF'
+	import sys, threading
+	go = threading.Event()
+	threads = [threading.Thread(target=go.wait) for _ in range(4)]
+	for t in threads:
+	    t.start()
+	open(sys.argv[1], "w").close()
+	go.wait(600)
+	EOF
+	"$ZS" full -- "$PYTHON" "$T/idle.py" "$T/ready" &
+	pid=$!
+	pids+=("$pid")
+	wait_for test -e "$T/ready"
+	check "a Python process with 5 threads is running" \
+		eval '[[ $(tasks_of $pid | wc -l) == 5 ]]'
+
+	zs -a -p "$pid"
+	want=$(for tid in $(tasks_of "$pid" | sort -n); do
+		echo "tid $tid's zero-length sleep policy: full-slack"; done)
+	check "-a -p PID shows each of the 5 threads" \
+		eval 'status_is 0 && stdout_is "$want"'
+	zs -p "$pid" schedule
+	check "-p PID schedule (no -a) changes only the main thread" \
+		eval 'status_is 0 && [[ $(policy_of $pid) == 2 ]] &&
+		      others_are $pid 0'
+	zs -a -p "$pid" return
+	check "-a -p PID return: every thread has 1" \
+		eval 'status_is 0 && stdout_empty && all_threads_are $pid 1'
+	zs -a -p "$pid"
+	lines=$(grep -c "^tid [0-9]*'s zero-length sleep policy: return-immediately$" "$T/out")
+	check "-a -p PID shows 5 threads with return-immediately" \
+		eval 'status_is 0 && [[ $lines == 5 ]] && [[ $(wc -l <"$T/out") == 5 ]]'
+	zs -a -p "$(tasks_of "$pid" | sort -n | tail -1)" 0
+	check "-a -p with a non-main tid covers the whole process" \
+		eval 'status_is 0 && all_threads_are $pid 0'
+	kill "$pid"
+}
+
+test_eperm() {
+	local pid mine
+	"$ZS" schedule -- sleep 60 &
+	pid=$!
+	pids+=("$pid")
+	wait_for eval '[[ $(readlink "/proc/$pid/exe") == */sleep ]]'
+	check "a root-owned process with schedule-once is running" \
+		eval '[[ $(policy_of $pid) == 2 ]]'
+
+	last_args="-p $pid return (as uid $NOBODY)"
+	as_nobody "$ZS" -p "$pid" return >"$T/out" 2>"$T/err"
+	rc=$?
+	check "unprivileged -p ROOTPID return: exit 1, one EPERM line" \
+		eval 'status_is 1 && stdout_empty && one_error_line "Operation not permitted" "$pid"'
+	check "and the process still has schedule-once" \
+		eval '[[ $(policy_of $pid) == 2 ]]'
+	last_args="-a -p $pid full (as uid $NOBODY)"
+	as_nobody "$ZS" -a -p "$pid" full >"$T/out" 2>"$T/err"
+	rc=$?
+	check "unprivileged -a -p ROOTPID full: exit 1, one EPERM line" \
+		eval 'status_is 1 && one_error_line "Operation not permitted"'
+	check "and the process still has schedule-once" \
+		eval '[[ $(policy_of $pid) == 2 ]]'
+	last_args="-p $pid (as uid $NOBODY)"
+	as_nobody "$ZS" -p "$pid" >"$T/out" 2>"$T/err"
+	rc=$?
+	check "unprivileged -p ROOTPID (reading): exit 1, one EPERM line" \
+		eval 'status_is 1 && stdout_empty && one_error_line "Operation not permitted"'
+
+	# Without CAP_SYS_NICE not even a process of the same user.
+	as_nobody "$ZS" return -- sleep 60 &
+	mine=$!
+	pids+=("$mine")
+	wait_for eval '[[ $(readlink "/proc/$mine/exe") == */sleep ]]'
+	last_args="-p $mine full (as uid $NOBODY)"
+	as_nobody "$ZS" -p "$mine" full >"$T/out" 2>"$T/err"
+	rc=$?
+	check "unprivileged -p on another process of the same user: EPERM" \
+		eval 'status_is 1 && one_error_line "Operation not permitted" &&
+		      [[ $(policy_of $mine) == 1 ]]'
+
+	last_args="return -- cat /proc/self/timerslack_zero_policy (as uid $NOBODY)"
+	as_nobody "$ZS" return -- cat /proc/self/timerslack_zero_policy >"$T/out" 2>"$T/err"
+	rc=$?
+	check "an unprivileged user can launch with a policy" \
+		eval 'status_is 0 && stdout_is 1'
+	zs -p "$mine" full
+	check "root can change the unprivileged process" \
+		eval 'status_is 0 && [[ $(policy_of $mine) == 0 ]]'
+	kill "$pid" "$mine"
+}
+
+test_exec_errors() {
+	zs return -- /nonexistent/zerosleep-test
+	check "COMMAND not found (a path): exit 127, one line naming it" \
+		eval 'status_is 127 && one_error_line /nonexistent/zerosleep-test'
+	zs return -- zerosleep-test-no-such-command
+	check "COMMAND not found in PATH: exit 127" \
+		eval 'status_is 127 && one_error_line zerosleep-test-no-such-command'
+	printf '#!/bin/sh\necho ran\n' >"$T/not-executable"
+	chmod 644 "$T/not-executable"
+	zs return -- "$T/not-executable"
+	check "COMMAND not executable: exit 126, one line naming it" \
+		eval 'status_is 126 && stdout_empty && one_error_line "$T/not-executable"'
+	zs return -- "$T"
+	check "COMMAND is a directory: exit 126" \
+		eval 'status_is 126 && one_error_line "$T"'
+	zs return -- true
+	check "return -- true: exit 0, nothing printed" \
+		eval 'status_is 0 && stdout_empty && stderr_empty'
+}
+
+case ${ZEROSLEEP_EXPECT:-} in
+supported)
+	echo "# launcher tests on a kernel with zero-length sleep policies"
+	test_common
+	if [[ $(id -u) != 0 ]]; then
+		check "the tests for a kernel with the feature run as root" false
+	else
+		test_policies
+		test_exec_and_threads
+		test_speed
+		test_pid
+		test_eperm
+		test_exec_errors
+	fi
+	;;
+unsupported)
+	echo "# launcher tests on a kernel without zero-length sleep policies"
+	test_common
+	test_unsupported
+	;;
+*)
+	check "ZEROSLEEP_EXPECT is 'supported' or 'unsupported'" false
+	;;
+esac
+
+echo "1..$n"
+((failed == 0))

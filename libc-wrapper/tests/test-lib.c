@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Tests of libzerosleep through its public API, TAP on stdout.
+ *
+ * The same binary runs on a kernel without the feature (the build host) and
+ * on one with it (the QEMU guest).  The caller states which one it expects
+ * in ZEROSLEEP_EXPECT=supported|unsupported; the library's probe and a
+ * direct prctl() must agree with it, so that a broken probe cannot make the
+ * test quietly pick the easier half.
+ *
+ * Guest mode must run as root: it forks a child that drops to uid 65534 to
+ * check EPERM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <zerosleep.h>
+
+#include "tap.h"
+
+#define NOBODY		65534
+#define NTHREADS	8
+
+static const char *const canonical[] = {
+	"full-slack", "return-immediately", "schedule-once",
+};
+
+static const int bad_policies[] = { -1, 3, INT_MAX, INT_MIN };
+
+/* The calling thread's policy straight from the kernel, or -1. */
+static int kernel_policy(void)
+{
+	return prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0UL, 0UL, 0UL, 0UL);
+}
+
+/* A thread's policy read straight from /proc (without the library), or -1. */
+static int proc_policy(pid_t tid)
+{
+	char path[64], buf[16];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/timerslack_zero_policy",
+		 (int)tid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n != 2 || buf[1] != '\n' || buf[0] < '0' || buf[0] > '9')
+		return -1;
+	return buf[0] - '0';
+}
+
+/* ---- the probe, from several threads at once ---------------------------- */
+
+struct probe_arg {
+	pthread_barrier_t *barrier;
+	int result;
+	int errno_kept;
+};
+
+static void *probe_thread(void *p)
+{
+	struct probe_arg *arg = p;
+
+	pthread_barrier_wait(arg->barrier);
+	errno = 4242;
+	arg->result = zerosleep_is_supported();
+	arg->errno_kept = errno == 4242;
+	return NULL;
+}
+
+/* Must run first, so that the threads race for the first probe. */
+static void test_probe(int expect)
+{
+	struct probe_arg args[NTHREADS];
+	pthread_t threads[NTHREADS];
+	pthread_barrier_t barrier;
+	int i, started = 0, agree = 1, kept = 1, direct;
+
+	pthread_barrier_init(&barrier, NULL, NTHREADS);
+	for (i = 0; i < NTHREADS; i++) {
+		args[i].barrier = &barrier;
+		args[i].result = -1;
+		if (pthread_create(&threads[i], NULL, probe_thread, &args[i]) == 0)
+			started++;
+	}
+	ok(started == NTHREADS, "start %d threads that probe at the same time",
+	   NTHREADS);
+	if (started != NTHREADS)
+		exit(tap_done() | 1);	/* the barrier would never open */
+	for (i = 0; i < NTHREADS; i++) {
+		pthread_join(threads[i], NULL);
+		agree &= args[i].result == expect;
+		kept &= args[i].errno_kept;
+	}
+	pthread_barrier_destroy(&barrier);
+	ok(agree, "every thread's zerosleep_is_supported() is %d, as "
+	   "ZEROSLEEP_EXPECT says", expect);
+	for (i = 0; !agree && i < NTHREADS; i++)
+		diag("thread %d: %d", i, args[i].result);
+	ok(kept, "zerosleep_is_supported() leaves errno alone in every thread");
+
+	errno = 4242;
+	ok(zerosleep_is_supported() == expect && errno == 4242,
+	   "zerosleep_is_supported() is %d again later, errno untouched", expect);
+
+	errno = 0;
+	direct = kernel_policy();
+	if (!ok(expect ? direct >= 0 && direct <= 2 : direct == -1 && errno == EINVAL,
+		"a direct PR_GET_TIMERSLACK_ZERO_POLICY %s",
+		expect ? "returns a policy" : "fails with EINVAL"))
+		diag("direct prctl: %d, errno %d", direct, errno);
+}
+
+/* ---- name <-> value: the same on every kernel --------------------------- */
+
+/* @word as a C string literal, so that a test line stays on one line. */
+static const char *quoted(const char *word, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[n++] = '"';
+	for (; *word && n + 6 < size; word++) {
+		if (*word == '\n') {
+			buf[n++] = '\\';
+			buf[n++] = 'n';
+		} else if ((unsigned char)*word < 0x20 || *word == '"' || *word == '\\') {
+			n += (size_t)snprintf(buf + n, size - n, "\\x%02x",
+					      (unsigned char)*word);
+		} else {
+			buf[n++] = *word;
+		}
+	}
+	buf[n++] = '"';
+	buf[n] = '\0';
+	return buf;
+}
+
+static void test_names(void)
+{
+	static const struct {
+		const char *name;
+		int policy;
+	} good[] = {
+		{ "full-slack", 0 }, { "full", 0 }, { "0", 0 },
+		{ "return-immediately", 1 }, { "return", 1 }, { "1", 1 },
+		{ "schedule-once", 2 }, { "schedule", 2 }, { "2", 2 },
+	};
+	static const char *const bad[] = {
+		"", "3", "-1", "FULL", "Return", "return-", "full-slack ",
+		" full", "full-slack\n", "01", "+1", "0x1", "1 ", "fullslack",
+		"return-immediately-", "schedule-", "none",
+	};
+	const char *name;
+	char buf[64];
+	size_t i;
+	int policy;
+
+	ok(ZEROSLEEP_FULL_SLACK == 0 && ZEROSLEEP_RETURN == 1 &&
+	   ZEROSLEEP_SCHEDULE == 2, "the header's policy values are 0, 1, 2");
+
+	for (policy = 0; policy <= 2; policy++) {
+		name = zerosleep_policy_name(policy);
+		ok(name && strcmp(name, canonical[policy]) == 0,
+		   "zerosleep_policy_name(%d) is \"%s\"", policy, canonical[policy]);
+		ok(name && zerosleep_policy_from_name(name) == policy,
+		   "zerosleep_policy_from_name(zerosleep_policy_name(%d)) is %d",
+		   policy, policy);
+	}
+	for (i = 0; i < sizeof(bad_policies) / sizeof(bad_policies[0]); i++) {
+		errno = 0;
+		name = zerosleep_policy_name(bad_policies[i]);
+		ok(name == NULL && errno == EINVAL,
+		   "zerosleep_policy_name(%d): NULL with EINVAL", bad_policies[i]);
+	}
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		errno = 0;
+		policy = zerosleep_policy_from_name(good[i].name);
+		ok(policy == good[i].policy && errno == 0,
+		   "zerosleep_policy_from_name(\"%s\") is %d", good[i].name,
+		   good[i].policy);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		policy = zerosleep_policy_from_name(bad[i]);
+		ok_fail(policy, errno, EINVAL, "zerosleep_policy_from_name(%s)",
+			quoted(bad[i], buf, sizeof(buf)));
+	}
+	errno = 0;
+	policy = zerosleep_policy_from_name(NULL);
+	ok_fail(policy, errno, EINVAL, "zerosleep_policy_from_name(NULL)");
+}
+
+/* ---- bad arguments: EINVAL on every kernel, and nothing changes --------- */
+
+/*
+ * With @expect, the calling thread's policy is first set to SCHEDULE, and
+ * it must still be SCHEDULE after each rejected call.
+ */
+static void check_unchanged(int expect, const char *what)
+{
+	int lib, direct;
+
+	if (!expect)
+		return;
+	lib = zerosleep_get_policy();
+	direct = kernel_policy();
+	if (!ok(lib == ZEROSLEEP_SCHEDULE && direct == ZEROSLEEP_SCHEDULE,
+		"after %s the policy is still schedule-once", what))
+		diag("library says %d, prctl says %d", lib, direct);
+}
+
+static void test_bad_arguments(int expect)
+{
+	static const pid_t bad_tids[] = { 0, -1, INT_MIN };
+	char what[128];
+	pid_t self = gettid();
+	size_t i;
+	int ret;
+
+	if (expect)
+		ok(zerosleep_set_policy(ZEROSLEEP_SCHEDULE) == 0,
+		   "set schedule-once before the bad calls");
+
+	for (i = 0; i < sizeof(bad_policies) / sizeof(bad_policies[0]); i++) {
+		errno = 0;
+		ret = zerosleep_set_policy(bad_policies[i]);
+		snprintf(what, sizeof(what), "zerosleep_set_policy(%d)",
+			 bad_policies[i]);
+		ok_fail(ret, errno, EINVAL, "%s", what);
+		check_unchanged(expect, what);
+
+		errno = 0;
+		ret = zerosleep_set_tid_policy(self, bad_policies[i]);
+		snprintf(what, sizeof(what), "zerosleep_set_tid_policy(self, %d)",
+			 bad_policies[i]);
+		ok_fail(ret, errno, EINVAL, "%s", what);
+		check_unchanged(expect, what);
+	}
+	for (i = 0; i < sizeof(bad_tids) / sizeof(bad_tids[0]); i++) {
+		errno = 0;
+		ret = zerosleep_set_tid_policy(bad_tids[i], ZEROSLEEP_RETURN);
+		snprintf(what, sizeof(what),
+			 "zerosleep_set_tid_policy(%d, ZEROSLEEP_RETURN)",
+			 (int)bad_tids[i]);
+		ok_fail(ret, errno, EINVAL, "%s", what);
+		check_unchanged(expect, what);
+
+		errno = 0;
+		ret = zerosleep_get_tid_policy(bad_tids[i]);
+		ok_fail(ret, errno, EINVAL, "zerosleep_get_tid_policy(%d)",
+			(int)bad_tids[i]);
+	}
+
+	if (expect)
+		ok(zerosleep_set_policy(ZEROSLEEP_FULL_SLACK) == 0 &&
+		   kernel_policy() == ZEROSLEEP_FULL_SLACK,
+		   "back to full-slack after the bad calls");
+}
+
+/* ---- host mode: a kernel without the feature ---------------------------- */
+
+static void test_unsupported(void)
+{
+	/* Past the largest pid_max (2^22): never a live thread. */
+	const pid_t absent = INT_MAX;
+	pid_t self = gettid();
+	int policy, ret;
+
+	errno = 0;
+	ret = zerosleep_get_policy();
+	ok_fail(ret, errno, ENOTSUP, "zerosleep_get_policy()");
+	for (policy = 0; policy <= 2; policy++) {
+		errno = 0;
+		ret = zerosleep_set_policy(policy);
+		ok_fail(ret, errno, ENOTSUP, "zerosleep_set_policy(%d)", policy);
+		errno = 0;
+		ret = zerosleep_set_tid_policy(self, policy);
+		ok_fail(ret, errno, ENOTSUP, "zerosleep_set_tid_policy(self, %d)",
+			policy);
+		errno = 0;
+		ret = zerosleep_set_tid_policy(getppid(), policy);
+		ok_fail(ret, errno, ENOTSUP, "zerosleep_set_tid_policy(parent, %d)",
+			policy);
+	}
+	errno = 0;
+	ret = zerosleep_get_tid_policy(self);
+	ok_fail(ret, errno, ENOTSUP, "zerosleep_get_tid_policy(self)");
+	errno = 0;
+	ret = zerosleep_get_tid_policy(getpid());
+	ok_fail(ret, errno, ENOTSUP, "zerosleep_get_tid_policy(getpid())");
+	errno = 0;
+	ret = zerosleep_get_tid_policy(absent);
+	ok_fail(ret, errno, ENOTSUP, "zerosleep_get_tid_policy(a tid that "
+		"cannot exist)");
+	errno = 0;
+	ret = zerosleep_set_tid_policy(absent, ZEROSLEEP_RETURN);
+	ok_fail(ret, errno, ENOTSUP, "zerosleep_set_tid_policy(a tid that "
+		"cannot exist, ZEROSLEEP_RETURN)");
+
+	ok(access("/proc/self/timerslack_zero_policy", F_OK) < 0 && errno == ENOENT,
+	   "this kernel has no /proc/self/timerslack_zero_policy either");
+}
+
+/* ---- guest mode: the patched kernel ------------------------------------- */
+
+static void test_self(void)
+{
+	static const int order[] = { 1, 2, 0, 2, 1, 0 };
+	pid_t self = gettid();
+	size_t i;
+	int p, got;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		p = order[i];
+		ok(zerosleep_set_policy(p) == 0, "zerosleep_set_policy(%d)", p);
+		got = zerosleep_get_policy();
+		ok(got == p && kernel_policy() == p && proc_policy(self) == p,
+		   "zerosleep_get_policy(), prctl and /proc all say %d", p);
+		got = zerosleep_get_tid_policy(self);
+		ok(got == p, "zerosleep_get_tid_policy(gettid()) is %d", p);
+	}
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		p = order[i];
+		ok(zerosleep_set_tid_policy(self, p) == 0,
+		   "zerosleep_set_tid_policy(gettid(), %d)", p);
+		ok(kernel_policy() == p && zerosleep_get_policy() == p,
+		   "the calling thread's policy is now %d", p);
+	}
+	/* In the main thread, the pid is the tid. */
+	ok(getpid() == self, "the tests run in the main thread");
+	ok(zerosleep_set_tid_policy(getpid(), 2) == 0 &&
+	   zerosleep_get_tid_policy(getpid()) == 2 && kernel_policy() == 2,
+	   "set and get through getpid()");
+	ok(zerosleep_set_policy(0) == 0, "back to full-slack");
+}
+
+struct peer {
+	pthread_barrier_t barrier;
+	pid_t tid;
+	int inherited, after;
+};
+
+static void *peer_thread(void *p)
+{
+	struct peer *peer = p;
+
+	peer->tid = gettid();
+	peer->inherited = zerosleep_get_policy();
+	zerosleep_set_policy(ZEROSLEEP_SCHEDULE);
+	pthread_barrier_wait(&peer->barrier);	/* main looks and changes */
+	pthread_barrier_wait(&peer->barrier);
+	peer->after = zerosleep_get_policy();
+	return NULL;
+}
+
+static void test_other_thread(void)
+{
+	struct peer peer = { .inherited = -1, .after = -1 };
+	pthread_t thread;
+	int ret;
+
+	ok(zerosleep_set_policy(ZEROSLEEP_RETURN) == 0,
+	   "main thread: set return-immediately");
+	pthread_barrier_init(&peer.barrier, NULL, 2);
+	if (!ok(pthread_create(&thread, NULL, peer_thread, &peer) == 0,
+		"start a second thread"))
+		return;
+	pthread_barrier_wait(&peer.barrier);
+
+	ok(peer.inherited == ZEROSLEEP_RETURN,
+	   "the new thread inherited return-immediately");
+	ret = zerosleep_get_tid_policy(peer.tid);
+	ok(ret == ZEROSLEEP_SCHEDULE && proc_policy(peer.tid) == ZEROSLEEP_SCHEDULE,
+	   "zerosleep_get_tid_policy() sees the thread's schedule-once");
+	ok(zerosleep_set_tid_policy(peer.tid, ZEROSLEEP_FULL_SLACK) == 0,
+	   "zerosleep_set_tid_policy(thread, full-slack)");
+	ok(zerosleep_get_tid_policy(peer.tid) == ZEROSLEEP_FULL_SLACK,
+	   "zerosleep_get_tid_policy() sees the change");
+	ok(zerosleep_get_policy() == ZEROSLEEP_RETURN,
+	   "the main thread kept return-immediately");
+
+	pthread_barrier_wait(&peer.barrier);
+	pthread_join(thread, NULL);
+	pthread_barrier_destroy(&peer.barrier);
+	ok(peer.after == ZEROSLEEP_FULL_SLACK,
+	   "the thread itself sees full-slack");
+	ok(zerosleep_set_policy(0) == 0, "back to full-slack");
+}
+
+/* Read exactly @len bytes, or fail. */
+static int read_all(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+	size_t done = 0;
+
+	while (done < len) {
+		n = read(fd, (char *)buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static void test_child(void)
+{
+	int to_parent[2], to_child[2], status = -1, ret;
+	char c = 0;
+	pid_t pid;
+
+	ok(zerosleep_set_policy(ZEROSLEEP_SCHEDULE) == 0,
+	   "parent: set schedule-once");
+	if (pipe2(to_parent, O_CLOEXEC) || pipe2(to_child, O_CLOEXEC)) {
+		ok(0, "make pipes: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		/* Report the inherited policy, switch, wait, report again. */
+		c = (char)('0' + zerosleep_get_policy());
+		if (write(to_parent[1], &c, 1) != 1 ||
+		    zerosleep_set_policy(ZEROSLEEP_RETURN) < 0 ||
+		    write(to_parent[1], &c, 1) != 1 || read_all(to_child[0], &c, 1))
+			_exit(100);
+		_exit(zerosleep_get_policy());
+	}
+	close(to_parent[1]);
+	close(to_child[0]);
+	if (!ok(pid > 0, "fork a child"))
+		return;
+	ret = read_all(to_parent[0], &c, 1);
+	ok(ret == 0 && c == '2', "the child inherited schedule-once");
+	ret = read_all(to_parent[0], &c, 1);
+	ok(ret == 0, "the child set return-immediately");
+
+	ok(zerosleep_get_tid_policy(pid) == ZEROSLEEP_RETURN,
+	   "zerosleep_get_tid_policy(child) is return-immediately");
+	ok(zerosleep_set_tid_policy(pid, ZEROSLEEP_FULL_SLACK) == 0,
+	   "zerosleep_set_tid_policy(child, full-slack)");
+	ok(zerosleep_get_tid_policy(pid) == ZEROSLEEP_FULL_SLACK &&
+	   proc_policy(pid) == ZEROSLEEP_FULL_SLACK,
+	   "the child's policy is now full-slack");
+	ok(zerosleep_get_policy() == ZEROSLEEP_SCHEDULE,
+	   "the parent kept schedule-once");
+
+	c = 'x';
+	ret = (int)write(to_child[1], &c, 1);
+	close(to_child[1]);
+	close(to_parent[0]);
+	waitpid(pid, &status, 0);
+	if (!ok(ret == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"the child itself sees full-slack"))
+		diag("child status 0x%x", status);
+
+	/* The child has been reaped: its pid no longer names a task. */
+	errno = 0;
+	ret = zerosleep_get_tid_policy(pid);
+	ok_fail(ret, errno, ESRCH, "zerosleep_get_tid_policy(reaped child)");
+	errno = 0;
+	ret = zerosleep_set_tid_policy(pid, ZEROSLEEP_RETURN);
+	ok_fail(ret, errno, ESRCH, "zerosleep_set_tid_policy(reaped child, 1)");
+	ok(zerosleep_get_policy() == ZEROSLEEP_SCHEDULE,
+	   "the parent still has schedule-once");
+	ok(zerosleep_set_policy(0) == 0, "back to full-slack");
+}
+
+/* What the unprivileged child saw; see test_eperm(). */
+struct eperm_report {
+	int dropped;
+	int set_parent, set_parent_errno;
+	int set_sibling, set_sibling_errno;
+	int get_parent, get_parent_errno;
+	int set_self_tid, get_self;
+	int set_self;
+};
+
+static void unprivileged_child(pid_t parent, pid_t sibling, int fd)
+{
+	struct eperm_report r;
+
+	memset(&r, 0, sizeof(r));
+	r.dropped = setgroups(0, NULL) == 0 &&
+		    setresgid(NOBODY, NOBODY, NOBODY) == 0 &&
+		    setresuid(NOBODY, NOBODY, NOBODY) == 0 &&
+		    geteuid() == NOBODY &&
+		    /* An ordinary process of that user, as after a login. */
+		    prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL) == 0;
+	if (r.dropped) {
+		errno = 0;
+		r.set_parent = zerosleep_set_tid_policy(parent, ZEROSLEEP_FULL_SLACK);
+		r.set_parent_errno = errno;
+		errno = 0;
+		r.set_sibling = zerosleep_set_tid_policy(sibling, ZEROSLEEP_FULL_SLACK);
+		r.set_sibling_errno = errno;
+		errno = 0;
+		r.get_parent = zerosleep_get_tid_policy(parent);
+		r.get_parent_errno = errno;
+		/* Its own thread needs no privilege, through /proc or prctl. */
+		r.set_self_tid = zerosleep_set_tid_policy(gettid(), ZEROSLEEP_RETURN);
+		r.get_self = zerosleep_get_policy();
+		r.set_self = zerosleep_set_policy(ZEROSLEEP_SCHEDULE);
+	}
+	_exit(write(fd, &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
+}
+
+static void test_eperm(void)
+{
+	struct eperm_report r;
+	int to_parent[2], hold[2], status, ret;
+	pid_t sibling, child;
+	char c;
+
+	if (!ok(geteuid() == 0, "guest mode runs as root"))
+		return;
+	ok(zerosleep_set_policy(ZEROSLEEP_SCHEDULE) == 0,
+	   "parent: set schedule-once");
+	if (pipe2(to_parent, O_CLOEXEC) || pipe2(hold, O_CLOEXEC)) {
+		ok(0, "make pipes: %s", strerror(errno));
+		return;
+	}
+
+	/* A root-owned sibling with its own policy, waiting for us. */
+	sibling = fork();
+	if (sibling == 0) {
+		if (zerosleep_set_policy(ZEROSLEEP_RETURN) < 0 ||
+		    write(to_parent[1], "r", 1) != 1)
+			_exit(1);
+		close(hold[1]);
+		_exit(read(hold[0], &c, 1) < 0);
+	}
+	close(hold[0]);
+	ok(sibling > 0 && read_all(to_parent[0], &c, 1) == 0,
+	   "a root-owned sibling with return-immediately is running");
+
+	child = fork();
+	if (child == 0)
+		unprivileged_child(getppid(), sibling, to_parent[1]);
+	close(to_parent[1]);
+	memset(&r, 0, sizeof(r));
+	ret = read_all(to_parent[0], &r, sizeof(r));
+	close(to_parent[0]);
+	status = -1;
+	waitpid(child, &status, 0);
+	ok(ret == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && r.dropped,
+	   "a child dropped to uid %d without capabilities", NOBODY);
+
+	ok_fail(r.set_parent, r.set_parent_errno, EPERM,
+		"unprivileged zerosleep_set_tid_policy(root parent, 0)");
+	ok_fail(r.set_sibling, r.set_sibling_errno, EPERM,
+		"unprivileged zerosleep_set_tid_policy(root sibling, 0)");
+	ok_fail(r.get_parent, r.get_parent_errno, EPERM,
+		"unprivileged zerosleep_get_tid_policy(root parent)");
+	ok(r.set_self_tid == 0 && r.get_self == ZEROSLEEP_RETURN,
+	   "unprivileged zerosleep_set_tid_policy(own tid, 1) works");
+	ok(r.set_self == 0, "unprivileged zerosleep_set_policy(2) works");
+
+	ok(zerosleep_get_policy() == ZEROSLEEP_SCHEDULE &&
+	   kernel_policy() == ZEROSLEEP_SCHEDULE,
+	   "the parent's policy is unchanged (schedule-once)");
+	ok(zerosleep_get_tid_policy(sibling) == ZEROSLEEP_RETURN &&
+	   proc_policy(sibling) == ZEROSLEEP_RETURN,
+	   "the sibling's policy is unchanged (return-immediately)");
+
+	close(hold[1]);		/* lets the sibling go */
+	status = -1;
+	waitpid(sibling, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the sibling exited");
+	ok(zerosleep_set_policy(0) == 0, "back to full-slack");
+}
+
+int main(void)
+{
+	const char *expect_word = getenv("ZEROSLEEP_EXPECT");
+	int expect;
+
+	if (expect_word && strcmp(expect_word, "supported") == 0) {
+		expect = 1;
+	} else if (expect_word && strcmp(expect_word, "unsupported") == 0) {
+		expect = 0;
+	} else {
+		ok(0, "ZEROSLEEP_EXPECT is \"supported\" or \"unsupported\"");
+		diag("ZEROSLEEP_EXPECT=%s", expect_word ? expect_word : "(unset)");
+		return tap_done();
+	}
+	diag("expecting a kernel %s zero-length sleep policies",
+	     expect ? "with" : "without");
+
+	test_probe(expect);
+	test_names();
+	test_bad_arguments(expect);
+	if (expect) {
+		test_self();
+		test_other_thread();
+		test_child();
+		test_eperm();
+	} else {
+		test_unsupported();
+	}
+	return tap_done();
+}
