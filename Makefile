@@ -4,6 +4,7 @@
 #
 #   make demo       boot the patched kernel and show the three policies
 #   make test       build everything and run every test (host and guest)
+#   make test-debug the guest tests again, on a KASAN/UBSAN/lockdep kernel
 #   make run CMD=.. run a command in the guest, exit with its status
 #   make series     regenerate series/ from the kernel tree in build/linux
 #   make bench      benchmark vanilla, the 2011 patch and zerosleep
@@ -20,13 +21,13 @@ KHDR     := $(KOBJ)/usr/include
 KSFT_OUT := $(BUILD)/selftests
 CC       ?= cc
 
-.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test bench \
-	series check-series check-uapi uapi checkpatch clean distclean help
+.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench \
+	series check-series check-uapi uapi checkpatch install clean distclean help
 
 all: kernel selftests lib demo-progs
 
 help:
-	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/deps.sh
@@ -69,6 +70,9 @@ demo: kernel lib demo-progs
 test:
 	@scripts/test.sh
 
+test-debug:
+	@scripts/test.sh --debug
+
 bench: kernel lib
 	@bench/bench.sh
 
@@ -88,6 +92,11 @@ check-uapi: kernel
 checkpatch: tree
 	@cd $(TREE) && export PATH=/usr/bin:$$PATH && for p in $(addprefix $(TOP)/series/,$(shell cat series/series)); do \
 		scripts/checkpatch.pl --strict -q --no-summary $$p || exit 1; done
+
+# PREFIX, DESTDIR and the other GNU directory variables are passed on.
+install: lib
+	@$(MAKE) -s -C libc-wrapper O=$(BUILD)/libc-wrapper install
+	@$(MAKE) -s -C man install
 
 clean:
 	rm -rf $(KOBJ) $(KSFT_OUT) $(BUILD)/libc-wrapper $(BUILD)/demo $(BUILD)/run

@@ -10,7 +10,8 @@ zs=$top/build/libc-wrapper/zerosleep
 export LD_LIBRARY_PATH=$top/build/libc-wrapper
 rate=$top/build/demo/sleep0-rate
 slack=$top/build/demo/timerslack
-py='import time
+py='import resource, time
+r0 = resource.getrusage(resource.RUSAGE_SELF)
 n = 0
 t0 = time.monotonic()
 while True:
@@ -20,7 +21,13 @@ while True:
     t = time.monotonic() - t0
     if t >= 1.0:
         break
-print(round(n / t))'
+r1 = resource.getrusage(resource.RUSAGE_SELF)
+print(round(n / t), (r1.ru_nvcsw - r0.ru_nvcsw) / n, (r1.ru_nivcsw - r0.ru_nivcsw) / n)'
+
+row() {
+	awk -v p="$1" -v pol="$2" -v cps="$3" -v sw="$4" -v isw="$5" 'BEGIN {
+		printf "%-24s %-20s %10d %12.1f %14.2f\n", p, pol, cps, 1e6 / cps, sw + isw }'
+}
 
 echo
 echo "Kernel: $(uname -r), QEMU TCG guest, $(nproc) CPUs"
@@ -28,17 +35,15 @@ echo "Every program below runs under a 10 ms timer slack (PR_SET_TIMERSLACK),"
 echo "as on power-tuned systems, and is started as:"
 echo "    timerslack 10000000 zerosleep POLICY -- PROGRAM"
 echo
-printf '%-24s %-20s %12s %12s %10s\n' program policy calls/s "us/call" "switches/call"
-printf '%-24s %-20s %12s %12s %10s\n' ------- ------ ------- ------- -------------
+printf '%-24s %-20s %10s %12s %14s\n' program policy calls/s "us/call" "switches/call"
+printf '%-24s %-20s %10s %12s %14s\n' ------- ------ ------- ------- -------------
 for policy in full-slack return-immediately schedule-once; do
 	read -r cps vcs ics < <("$slack" 10000000 "$zs" "$policy" -- "$rate" 1)
-	printf '%-24s %-20s %12s %12.1f %10.2f\n' "C sleep(0)" "$policy" "$cps" \
-		"$(echo "1000000 / $cps" | bc -l)" "$(echo "$vcs + $ics" | bc -l)"
+	row "C sleep(0)" "$policy" "$cps" "$vcs" "$ics"
 done
 for policy in full-slack return-immediately schedule-once; do
-	cps=$("$slack" 10000000 "$zs" "$policy" -- python3 -c "$py")
-	printf '%-24s %-20s %12s %12.1f %10s\n' "python3 time.sleep(0)" "$policy" "$cps" \
-		"$(echo "1000000 / $cps" | bc -l)" "-"
+	read -r cps vcs ics < <("$slack" 10000000 "$zs" "$policy" -- python3 -c "$py")
+	row "python3 time.sleep(0)" "$policy" "$cps" "$vcs" "$ics"
 done
 echo
 echo "full-slack is today's behaviour: each zero-length sleep arms a timer and"

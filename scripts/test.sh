@@ -4,13 +4,26 @@
 # make test: build everything, run every check on the host and every test
 # in one boot of the patched kernel, and end with "N passed, N failed".
 #
+# make test-debug (--debug): the same guest tests on a kernel built with
+# KASAN, UBSAN, lockdep and debug objects (qemu/debug.config); the console
+# is scanned for their reports.  The host checks are left to make test.
+#
 # Each phase prints its duration.  Results are TAP files in build/test/;
 # the summary counts their "ok" and "not ok" lines.  Exit status 0 only
 # when nothing failed.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+variant=
+kobj=build/kernel
+frags=(qemu/kernel.config)
 res=$top/build/test
+if [ "${1:-}" = "--debug" ]; then
+	variant=debug
+	kobj=build/kernel-debug
+	frags+=(qemu/debug.config)
+	res=$top/build/test-debug
+fi
 rm -rf "$res"
 mkdir -p "$res"
 t_all=$(date +%s)
@@ -73,7 +86,7 @@ fi
 
 if [ $fatal -eq 0 ]; then
 	phase_start kernel
-	build_step "patched kernel" scripts/build-kernel.sh build/linux build/kernel qemu/kernel.config
+	build_step "patched kernel${variant:+ ($variant)}" scripts/build-kernel.sh build/linux "$kobj" "${frags[@]}"
 	phase_end kernel
 fi
 
@@ -86,7 +99,7 @@ if [ $fatal -eq 0 ]; then
 	phase_end userspace
 fi
 
-if [ $fatal -eq 0 ]; then
+if [ $fatal -eq 0 ] && [ -z "$variant" ]; then
 	phase_start host-checks
 	check series "series/ is current (make series)" scripts/series.sh --check build/linux series selftests
 	check series "uapi/ matches the patched tree's exported headers (make uapi)" \
@@ -96,45 +109,33 @@ if [ $fatal -eq 0 ]; then
 			bash -c "cd build/linux && PATH=/usr/bin:\$PATH scripts/checkpatch.pl --strict -q --no-summary '$top/series/$p'"
 	done
 	tap man-lint man/check.sh lint
+	tap man-render man/check.sh render
+	for f in Documentation/userspace-api/zero-length-sleeps.rst Documentation/userspace-api/index.rst \
+		Documentation/filesystems/proc.rst; do
+		check docs "RST parses without warnings: $f" /usr/bin/python3 scripts/check-rst.py "build/linux/$f"
+	done
+	tap install scripts/check-install.sh
 	tap lib-host make -s -C libc-wrapper O="$top/build/libc-wrapper" check-host
 	tap lib-sanitize make -s -C libc-wrapper O="$top/build/libc-wrapper-san" check-sanitize
 	tap lib-valgrind make -s -C libc-wrapper O="$top/build/libc-wrapper" check-valgrind
 	tap lib-install make -s -C libc-wrapper O="$top/build/libc-wrapper" check-install
 	phase_end host-checks
+fi
 
-	phase_start guest
+if [ $fatal -eq 0 ]; then
+	phase_start guest${variant:+-$variant}
 	mkdir -p "$res/guest"
-	qemu/run.sh -t 1500 -o "$res/guest" -- qemu/guest-tests.sh
+	qemu/run.sh -k "$kobj/arch/x86/boot/bzImage" -t 2400 -o "$res/guest" -- qemu/guest-tests.sh
 	rc=$?
 	if [ $rc -eq 125 ]; then
 		echo "not ok - guest: the test kernel booted, ran the tests and shut down cleanly" | tee -a "$res/guest.tap"
 	else
 		echo "ok - guest: the test kernel booted, ran the tests and shut down cleanly" >> "$res/guest.tap"
 	fi
-	phase_end guest
+	phase_end guest${variant:+-$variant}
 fi
 
 echo "==== phase times (s)"
 sed 's/^/  /' "$res/phases"
 echo "  total $(( $(date +%s) - t_all ))"
-# Upstream selftests may skip what the kernel or the hardware cannot do
-# (clocks without nanosleep, say); those skips are reported.  The project's
-# own tests never skip: a skip there counts as a failure.
-all=$(cat "$res"/*.tap "$res"/guest/*.tap 2>/dev/null)
-pass=$(grep -E '^ok( |$)' <<< "$all" | grep -vc '# SKIP')
-fail=$(grep -Ec '^not ok( |$)' <<< "$all")
-skip=$(cat "$res"/guest/timers_*.tap 2>/dev/null | grep -E '^ok( |$)' | grep -c '# SKIP')
-ownskip=$(cat $(ls "$res"/*.tap "$res"/guest/*.tap 2>/dev/null | grep -v '/timers_') 2>/dev/null |
-	grep -E '^ok( |$)' | grep -c '# SKIP')
-if [ "$fail" -gt 0 ] || [ "$ownskip" -gt 0 ]; then
-	echo "==== failures"
-	grep -h -E '^not ok( |$)' "$res"/*.tap "$res"/guest/*.tap 2>/dev/null | sed 's/^/  /'
-	[ "$ownskip" -gt 0 ] && echo "  $ownskip skipped test(s) outside the upstream suites"
-fi
-fail=$((fail + ownskip))
-if [ "$skip" -gt 0 ]; then
-	echo "$pass passed, $fail failed, $skip skipped"
-else
-	echo "$pass passed, $fail failed"
-fi
-[ "$fail" -eq 0 ]
+scripts/tap-summary.sh "$res"

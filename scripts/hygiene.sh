@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Series hygiene, as TAP:
+#  - every prefix of the series compiles: the objects of every C file that
+#    the series touches, built incrementally, patch after patch;
+#  - the final series compiles with CONFIG_HIGH_RES_TIMERS=n and with
+#    CONFIG_SMP=n;
+#  - W=1 and sparse (C=1) report nothing in those files that they do not
+#    report on vanilla.
+#
+#   scripts/hygiene.sh TREE SERIES_DIR
+#
+# The work happens in a separate worktree (build/linux-hygiene) and objdirs
+# (build/hygiene-*), so the main tree and kernel are not disturbed.
+set -u
+tree=$(realpath "$1")
+series=$(realpath "$2")
+top=$(cd "$(dirname "$0")/.." && pwd)
+b=$top/build
+wt=$b/linux-hygiene
+n=0
+bad=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); echo "not ok $n - $*"; bad=1; }
+
+if [ ! -d "$wt/.git" ] && [ ! -f "$wt/.git" ]; then
+	git -C "$tree" worktree prune
+	git -C "$tree" worktree add -q --detach "$wt" vanilla || { echo "not ok 1 - worktree"; exit 1; }
+fi
+commits=($(git -C "$tree" rev-list --reverse vanilla..zerosleep))
+
+# The objects that the C files touched by the series end up in.
+objs=()
+for f in $(git -C "$tree" diff --name-only vanilla zerosleep -- '*.c' ':(exclude)tools'); do
+	case $f in
+	kernel/sched/syscalls.c) o=kernel/sched/build_policy.o ;;
+	*) o=${f%.c}.o ;;
+	esac
+	objs+=("$o")
+done
+
+# checkout COMMIT: move the worktree, keeping the mtimes of unchanged files.
+checkout() { git -C "$wt" checkout -q --detach "$1"; }
+
+# configure OBJDIR FRAGMENT...: tinyconfig + fragments, once.
+configure() {
+	local obj=$1
+	shift
+	mkdir -p "$obj"
+	if [ ! -f "$obj/.hygiene-configured" ]; then
+		make -s -C "$wt" O="$obj" tinyconfig > /dev/null &&
+		"$wt/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$@" > /dev/null &&
+		make -s -C "$wt" O="$obj" olddefconfig &&
+		touch "$obj/.hygiene-configured"
+	fi
+}
+
+# compile OBJDIR LOG [MAKE ARGS]: build the touched objects, warnings to LOG.
+compile() {
+	local obj=$1 log=$2
+	shift 2
+	make -s -C "$wt" O="$obj" -j"$(( $(nproc) + 1 ))" "$@" "${objs[@]}" > "$log" 2>&1
+}
+
+warnings() { grep -E 'warning:|error:' "$1" | sed -E "s|$wt/||; s|:[0-9]+:[0-9]+:|:|" | sort -u; }
+
+main=$b/hygiene-main
+checkout vanilla
+configure "$main" "$top/qemu/kernel.config" || { echo "not ok - configure"; exit 1; }
+# Baseline: W=1 and sparse warnings of these files on vanilla.
+compile "$main" "$b/hygiene-w1-vanilla.log" W=1 || true
+compile "$main" "$b/hygiene-sparse-vanilla.log" C=2 || true
+
+i=0
+for c in "${commits[@]}"; do
+	i=$((i + 1))
+	subj=$(git -C "$tree" log -1 --format=%s "$c")
+	checkout "$c"
+	if compile "$main" "$b/hygiene-prefix-$i.log" W=1; then
+		ok "patches 1-$i compile (${objs[*]}): $subj"
+	else
+		notok "patches 1-$i compile: $subj"
+		sed 's/^/#   /' "$b/hygiene-prefix-$i.log" | head -n 30
+	fi
+done
+
+# The final series: W=1 and sparse add nothing.
+compile "$main" "$b/hygiene-w1-final.log" W=1 || true
+new=$(comm -13 <(warnings "$b/hygiene-w1-vanilla.log") <(warnings "$b/hygiene-w1-final.log"))
+if [ -z "$new" ]; then ok "W=1: no new warnings in ${objs[*]}"; else notok "W=1: new warnings"; echo "$new" | sed 's/^/#   /'; fi
+compile "$main" "$b/hygiene-sparse-final.log" C=2 || true
+if ! grep -q "CHECK" "$b/hygiene-sparse-final.log" && ! command -v sparse > /dev/null; then
+	notok "sparse is not installed"
+else
+	new=$(comm -13 <(warnings "$b/hygiene-sparse-vanilla.log") <(warnings "$b/hygiene-sparse-final.log"))
+	if [ -z "$new" ]; then ok "sparse (C=2): no new warnings in ${objs[*]}"; else notok "sparse: new warnings"; echo "$new" | sed 's/^/#   /'; fi
+fi
+
+# Other configurations of the final series.
+for cfg in HIGH_RES_TIMERS SMP; do
+	obj=$b/hygiene-no-$cfg
+	frag=$b/hygiene-no-$cfg.config
+	printf 'CONFIG_%s=n\n' "$cfg" > "$frag"
+	if configure "$obj" "$top/qemu/kernel.config" "$frag" && ! grep -q "^CONFIG_$cfg=y" "$obj/.config" &&
+	   compile "$obj" "$b/hygiene-no-$cfg.log" W=1; then
+		ok "CONFIG_$cfg=n: ${objs[*]} compile"
+	else
+		notok "CONFIG_$cfg=n: compile"
+		sed 's/^/#   /' "$b/hygiene-no-$cfg.log" 2>/dev/null | head -n 30
+	fi
+done
+checkout vanilla
+echo "1..$n"
+exit $bad

@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+#   scripts/tap-summary.sh DIR...
+#
+# Count the TAP results in DIR/*.tap (and DIR/guest/*.tap), list the
+# failures and print "N passed, N failed" (", N skipped" when upstream
+# suites skipped something).  Exit status 0 only when nothing failed.
+#
+# Upstream selftests (files named timers_*) may skip what the kernel or the
+# hardware cannot do, such as clocks without nanosleep; those skips are
+# reported.  The project's own tests never skip: a skip there is a failure.
+set -u
+files=()
+for d in "$@"; do
+	for f in "$d"/*.tap "$d"/guest/*.tap; do
+		[ -f "$f" ] && files+=("$f")
+	done
+done
+own=()
+upstream=()
+for f in "${files[@]}"; do
+	case ${f##*/} in
+	timers_*) upstream+=("$f") ;;
+	*) own+=("$f") ;;
+	esac
+done
+results() { [ $# -gt 0 ] && cat "$@" | grep -E '^(not )?ok( |$)'; }
+all=$(results "${files[@]}")
+pass=$(grep -E '^ok( |$)' <<< "$all" | grep -vc '# SKIP')
+fail=$(grep -Ec '^not ok( |$)' <<< "$all")
+skip=$(results "${upstream[@]}" | grep -E '^ok( |$)' | grep -c '# SKIP')
+ownskip=$(results "${own[@]}" | grep -E '^ok( |$)' | grep -c '# SKIP')
+if [ "$fail" -gt 0 ] || [ "$ownskip" -gt 0 ]; then
+	echo "==== failures"
+	grep -H -E '^not ok( |$)' "${files[@]}" | sed "s|^$PWD/||; s/^/  /"
+	[ "$ownskip" -gt 0 ] && grep -H -E '^ok( |$).*# SKIP' "${own[@]}" | sed "s|^$PWD/||; s/^/  skipped: /"
+fi
+fail=$((fail + ownskip))
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ "$fail" -eq 0 ]
