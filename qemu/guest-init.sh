@@ -13,6 +13,10 @@ mount -n -t proc proc /proc
 mount -n -t sysfs sysfs /sys
 mountpoint -q /dev || mount -n -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin
+ln -sfn /proc/self/fd/1 /dev/stdout
+ln -sfn /proc/self/fd/2 /dev/stderr
 mount -n -t devpts devpts /dev/pts
 mount -n -t tmpfs tmpfs /dev/shm
 for d in /tmp /run /var/tmp /root; do
