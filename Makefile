@@ -52,7 +52,7 @@ selftests: kernel
 		$(KSFT_OUT)/timers/nanosleep $(KSFT_OUT)/timers/posix_timers
 
 lib:
-	@$(MAKE) -s -C libc-wrapper O=$(BUILD)/libc-wrapper
+	@$(MAKE) -s -C libc-wrapper O=$(BUILD)/libc-wrapper all tests
 
 demo-progs:
 	@mkdir -p $(BUILD)/demo

@@ -11,6 +11,9 @@
 # their version, the static library, the launcher's linkage, and uninstall.
 #
 # Environment: O (the build directory), MAKE, CC.
+# Conditions are passed to check() in single quotes and evaluated there, so
+# variables set only for them look unused to shellcheck.
+# shellcheck disable=SC2016,SC2034
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -49,7 +52,7 @@ zerosleep_policy_from_name zerosleep_policy_name zerosleep_set_policy
 zerosleep_set_tid_policy"
 
 check "make install PREFIX=$prefix DESTDIR=..." \
-	run $MAKE -C "$src" --no-print-directory O="$B" PREFIX=$prefix \
+	run "$MAKE" -C "$src" --no-print-directory O="$B" PREFIX=$prefix \
 		DESTDIR="$dest" install
 
 check "the real library, the two symlinks and the archive are installed" \
@@ -168,7 +171,7 @@ check "the installed launcher runs with the installed library: '$out'" \
 	eval '[[ $out == "zerosleep (zerosleep) 1.0" ]]'
 
 check "make uninstall" \
-	run $MAKE -C "$src" --no-print-directory O="$B" PREFIX=$prefix \
+	run "$MAKE" -C "$src" --no-print-directory O="$B" PREFIX=$prefix \
 		DESTDIR="$dest" uninstall
 check "uninstall leaves no files behind" \
 	eval '[[ -z $(find "$dest" ! -type d) ]] || { find "$dest" ! -type d >"$D/log"; false; }'

@@ -36,7 +36,7 @@ failed=0
 
 # part NAME COMMAND...: run one TAP producer and merge its output.
 part() {
-	local name=$1 line desc plan=none count=0 bad=0 status=none
+	local name=$1 line desc plan=none count=0 bad=0 status=none start=$SECONDS
 	shift
 	echo "# $name (ZEROSLEEP_EXPECT=$mode)"
 	{ timeout 900 "$@" 2>&1; echo "@@exit $?"; } |
@@ -63,6 +63,7 @@ part() {
 		fi
 	done
 
+	echo "# $name took $((SECONDS - start)) s"
 	n=$((n + 1))
 	if [[ $status == 0 && $bad == 0 && $plan == "$count" ]] ||
 	   [[ $status != 0 && $bad != 0 ]]; then

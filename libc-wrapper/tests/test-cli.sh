@@ -13,6 +13,9 @@
 # Environment: O, the build directory (default ../../build/libc-wrapper
 # from here); ZEROSLEEP, the launcher to test (default $O/zerosleep);
 # CLI_WRAPPER, a command such as valgrind to run it under; PYTHON.
+# Conditions are passed to check() in single quotes and evaluated there, so
+# variables set only for them look unused to shellcheck.
+# shellcheck disable=SC2016,SC2034
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -218,14 +221,14 @@ test_unsupported() {
 
 # ---- the patched kernel --------------------------------------------------
 
-# wait_for COMMAND...: poll until COMMAND succeeds, for up to 120 s.
+# wait_for COMMAND...: poll until COMMAND succeeds, for up to 60 s.
 wait_for() {
-	local i
-	for ((i = 0; i < 1200; i++)); do
+	local end=$((SECONDS + 60))
+	while ((SECONDS < end)); do
 		"$@" && return 0
 		sleep 0.1
 	done
-	return 1
+	"$@"
 }
 
 test_policies() {
@@ -449,10 +452,14 @@ test_eperm() {
 		eval 'status_is 1 && stdout_empty && one_error_line "Operation not permitted"'
 
 	# Without CAP_SYS_NICE not even a process of the same user.
-	as_nobody "$ZS" return -- sleep 60 &
+	# Not through as_nobody(): $! must be the pid that becomes sleep.
+	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- \
+		"$ZS" return -- sleep 60 &
 	mine=$!
 	pids+=("$mine")
 	wait_for eval '[[ $(readlink "/proc/$mine/exe") == */sleep ]]'
+	check "an unprivileged process with return-immediately is running" \
+		eval '[[ $(policy_of $mine) == 1 ]]'
 	last_args="-p $mine full (as uid $NOBODY)"
 	as_nobody "$ZS" -p "$mine" full >"$T/out" 2>"$T/err"
 	rc=$?
@@ -495,15 +502,16 @@ case ${ZEROSLEEP_EXPECT:-} in
 supported)
 	echo "# launcher tests on a kernel with zero-length sleep policies"
 	test_common
+	echo "# test_common took $SECONDS s"
 	if [[ $(id -u) != 0 ]]; then
 		check "the tests for a kernel with the feature run as root" false
 	else
-		test_policies
-		test_exec_and_threads
-		test_speed
-		test_pid
-		test_eperm
-		test_exec_errors
+		for section in test_policies test_exec_and_threads test_speed \
+			       test_pid test_eperm test_exec_errors; do
+			start=$SECONDS
+			$section
+			echo "# $section took $((SECONDS - start)) s"
+		done
 	fi
 	;;
 unsupported)
