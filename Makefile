@@ -21,7 +21,7 @@ KHDR     := $(KOBJ)/usr/include
 KSFT_OUT := $(BUILD)/selftests
 CC       ?= cc
 
-.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench \
+.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench hardening \
 	series check-series check-uapi uapi checkpatch install clean distclean help
 
 all: kernel selftests lib demo-progs
@@ -50,6 +50,9 @@ selftests: kernel
 	@$(MAKE) -s -C $(TREE)/tools/testing/selftests/timers \
 		OUTPUT=$(KSFT_OUT)/timers KHDR_INCLUDES="-isystem $(KHDR)" \
 		$(KSFT_OUT)/timers/nanosleep $(KSFT_OUT)/timers/posix_timers
+
+hardening: kernel
+	@$(MAKE) -s -C hardening O=$(BUILD)/hardening
 
 lib:
 	@$(MAKE) -s -C libc-wrapper O=$(BUILD)/libc-wrapper all tests

@@ -30,7 +30,7 @@ group() {
 	fi
 }
 
-all="selftests upstream-timers lib man-examples"
+all="selftests upstream-timers lib man-examples hardening"
 for g in ${@:-$all}; do
 	case $g in
 	selftests)
@@ -47,6 +47,9 @@ for g in ${@:-$all}; do
 		;;
 	man-examples)
 		group man_examples 300 "$top/man/check.sh" run-examples "$b/man/examples"
+		;;
+	hardening)
+		group hardening 900 "$top/hardening/run-guest.sh"
 		;;
 	bench-short)
 		group bench_short 600 "$top/bench/run-guest.sh" --short

@@ -63,7 +63,7 @@ compile() {
 	make -s -C "$wt" O="$obj" -j"$(( $(nproc) + 1 ))" "$@" "${objs[@]}" > "$log" 2>&1
 }
 
-warnings() { grep -E 'warning:|error:' "$1" | sed -E "s|$wt/||; s|:[0-9]+:[0-9]+:|:|" | sort -u; }
+warnings() { grep -E 'warning:|error:' "$1" | sed -E "s|$wt/||; s|:[0-9]+:[0-9]+:|:|" | sort; }
 
 main=$b/hygiene-main
 checkout vanilla

@@ -95,6 +95,7 @@ if [ $fatal -eq 0 ]; then
 	build_step "selftests" make -s selftests
 	build_step "libzerosleep and the launcher" make -s lib
 	build_step "demo programs" make -s demo-progs
+	build_step "hardening tests" make -s hardening
 	build_step "man page examples" man/check.sh build-examples build/man/examples > "$res/man-build.tap"
 	phase_end userspace
 fi
@@ -120,6 +121,10 @@ if [ $fatal -eq 0 ] && [ -z "$variant" ]; then
 	tap lib-valgrind make -s -C libc-wrapper O="$top/build/libc-wrapper" check-valgrind
 	tap lib-install make -s -C libc-wrapper O="$top/build/libc-wrapper" check-install
 	phase_end host-checks
+
+	phase_start hygiene
+	tap hygiene scripts/hygiene.sh build/linux series
+	phase_end hygiene
 fi
 
 if [ $fatal -eq 0 ]; then

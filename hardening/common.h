@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the zerosleep hardening tests: time arithmetic, the
+ * policy calls made directly with syscall(2), a small seeded PRNG and CPU
+ * pinning.
+ *
+ * The tests issue nanosleep(2), clock_nanosleep(2) and prctl(2) through
+ * syscall(2) so that libc cannot change the arguments (glibc turns
+ * nanosleep() into clock_nanosleep(), validates some clock ids itself and
+ * returns errors from clock_nanosleep() instead of setting errno).
+ */
+#ifndef ZEROSLEEP_HARDENING_COMMON_H
+#define ZEROSLEEP_HARDENING_COMMON_H
+
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <linux/prctl.h>
+
+#ifndef PR_SET_TIMERSLACK_ZERO_POLICY
+# error "<linux/prctl.h> lacks PR_SET_TIMERSLACK_ZERO_POLICY: build with -isystem <repo>/uapi"
+#endif
+
+#ifndef CLOCK_TAI
+# define CLOCK_TAI		11
+#endif
+#ifndef CLONE_NEWTIME
+# define CLONE_NEWTIME		0x00000080
+#endif
+
+#define ZS_FULL_SLACK		PR_TIMERSLACK_ZERO_FULL_SLACK
+#define ZS_RETURN		PR_TIMERSLACK_ZERO_RETURN
+#define ZS_SCHEDULE		PR_TIMERSLACK_ZERO_SCHEDULE
+#define ZS_NR_POLICIES		3
+
+#define NSEC_PER_USEC		1000LL
+#define NSEC_PER_MSEC		1000000LL
+#define NSEC_PER_SEC		1000000000LL
+
+#define ZS_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static inline const char *zs_policy_name(int policy)
+{
+	switch (policy) {
+	case ZS_FULL_SLACK:
+		return "FULL_SLACK";
+	case ZS_RETURN:
+		return "RETURN";
+	case ZS_SCHEDULE:
+		return "SCHEDULE";
+	}
+	return "?";
+}
+
+/* The four hrtimer clocks that the policy applies to (SPEC 3.2). */
+static const clockid_t zs_hrtimer_clocks[] = {
+	CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_TAI,
+};
+
+static inline const char *zs_clock_name(clockid_t clk)
+{
+	switch (clk) {
+	case CLOCK_REALTIME:
+		return "REALTIME";
+	case CLOCK_MONOTONIC:
+		return "MONOTONIC";
+	case CLOCK_BOOTTIME:
+		return "BOOTTIME";
+	case CLOCK_TAI:
+		return "TAI";
+	}
+	return "?";
+}
+
+/* Index of an hrtimer clock in zs_hrtimer_clocks[]. */
+static inline int zs_clock_index(clockid_t clk)
+{
+	unsigned int i;
+
+	for (i = 0; i < ZS_ARRAY_SIZE(zs_hrtimer_clocks); i++)
+		if (zs_hrtimer_clocks[i] == clk)
+			return (int)i;
+	return -1;
+}
+
+/* prctl(2) with every argument given, as unsigned long like the kernel's. */
+static inline long zs_prctl(unsigned long option, unsigned long a2, unsigned long a3,
+			    unsigned long a4, unsigned long a5)
+{
+	return syscall(SYS_prctl, option, a2, a3, a4, a5);
+}
+
+static inline int zs_set_policy(int policy)
+{
+	return (int)zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, (unsigned long)policy, 0, 0, 0);
+}
+
+static inline int zs_get_policy(void)
+{
+	return (int)zs_prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0, 0, 0, 0);
+}
+
+static inline int zs_set_slack(unsigned long ns)
+{
+	return (int)zs_prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0);
+}
+
+static inline int64_t zs_ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
+}
+
+static inline struct timespec zs_ns_ts(int64_t ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(ns / NSEC_PER_SEC);
+	ts.tv_nsec = (long)(ns % NSEC_PER_SEC);
+	return ts;
+}
+
+/* The clock's current time in ns; the clocks used here cannot fail. */
+static inline int64_t zs_now(clockid_t clk)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clk, &ts))
+		return -1;
+	return zs_ts_ns(&ts);
+}
+
+/* The calling thread's voluntary and involuntary context switches. */
+static inline void zs_switches(long *nvcsw, long *nivcsw)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	*nvcsw = ru.ru_nvcsw;
+	if (nivcsw)
+		*nivcsw = ru.ru_nivcsw;
+}
+
+static inline long zs_nvcsw(void)
+{
+	long v;
+
+	zs_switches(&v, NULL);
+	return v;
+}
+
+/* splitmix64: small, fast, and good enough to drive a fuzzer. */
+static inline uint64_t zs_rand(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n), n > 0 (the bias is irrelevant here). */
+static inline uint64_t zs_below(uint64_t *state, uint64_t n)
+{
+	return zs_rand(state) % n;
+}
+
+/* True with probability 1/n. */
+static inline bool zs_one_in(uint64_t *state, uint64_t n)
+{
+	return zs_below(state, n) == 0;
+}
+
+static inline int zs_pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The highest CPU that this process may use, or -1. */
+static inline int zs_last_cpu(void)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--)
+		if (CPU_ISSET(cpu, &set))
+			return cpu;
+	return -1;
+}
+
+/*
+ * Locks the process's memory, so that no page fault can block a measured
+ * call.  Not under AddressSanitizer, whose shadow memory is far too large.
+ */
+static inline int zs_lock_memory(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return 0;
+#else
+	return mlockall(MCL_CURRENT | MCL_FUTURE);
+#endif
+}
+
+static inline unsigned long zs_load(const unsigned long *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void zs_store(unsigned long *p, unsigned long v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline void zs_add(unsigned long *p, unsigned long v)
+{
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+#endif /* ZEROSLEEP_HARDENING_COMMON_H */

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Zero-length sleeps of real-time threads (SPEC 3.3, 3.4).
+ *
+ * A SCHED_FIFO or SCHED_RR thread A makes zero-length sleeps (relative
+ * {0, 0} and absolute "now", through nanosleep() and clock_nanosleep() on
+ * every hrtimer clock) on CPU 1, next to either
+ *
+ * - a peer B of the same class and priority on the same CPU, which counts
+ *   and yields, or
+ * - a SCHED_OTHER thread C on the same CPU, which only counts.
+ *
+ * After each of A's sleeps we note whether the other thread's counter
+ * moved, and count A's context switches:
+ *
+ *   policy      peer B runs          SCHED_OTHER C runs   A's switches
+ *   FULL_SLACK  in some sleeps       in some sleeps       voluntary, some
+ *   RETURN      never                never                none
+ *   SCHEDULE    (nearly) every sleep never: a yield      no voluntary ones;
+ *                                    stays in the class   involuntary with B
+ *
+ * FULL_SLACK with the zero slack of an RT thread still takes the sleep
+ * path: a timer is armed for a time that has passed and the thread goes to
+ * sleep, which is how B and C get the CPU.  The timer's interrupt often
+ * comes before the thread has switched out (then it does not sleep), so
+ * FULL_SLACK is told from RETURN by any sleep at all in RT_CALLS calls,
+ * where RETURN has none.
+ *
+ * Also: PR_SET_TIMERSLACK stays ignored for an RT thread as in vanilla
+ * (PR_GET_TIMERSLACK and /proc/self/timerslack_ns give 0, writes are
+ * ignored), and the zero-length sleep policy is independent of it: it can
+ * be set on a FIFO thread, by prctl and through /proc, and survives moves
+ * in and out of the RT class.
+ *
+ * Every RT phase is short (well under the RT throttling limit), on CPU 1;
+ * the main thread waits on CPU 0.  Needs root and two CPUs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include "common.h"
+/* The harness has an unused parameter, which -Wextra reports. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+/* Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags. */
+#pragma GCC diagnostic ignored "-Wclobbered"
+
+#define RT_PRIO			10
+#define RT_CALLS		500
+#define ROUNDS			3
+#define OTHER_LIMIT_NS		(3 * NSEC_PER_SEC)
+#define SLACK_5MS		(5 * NSEC_PER_MSEC)
+
+static int rt_cpu = 1, main_cpu;
+
+static bool pick_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return false;
+	if (!CPU_ISSET(1, &set) || !CPU_ISSET(0, &set))
+		return false;
+	rt_cpu = 1;
+	main_cpu = 0;
+	return true;
+}
+
+/* The zero-length sleeps, in turn. */
+static int zero_sleep(unsigned int i)
+{
+	struct timespec ts = { 0, 0 };
+	clockid_t clk = zs_hrtimer_clocks[(i / 2) % ZS_ARRAY_SIZE(zs_hrtimer_clocks)];
+	long ret;
+
+	if (i % 9 == 0)
+		ret = syscall(SYS_nanosleep, &ts, NULL);
+	else if (i % 2)
+		ret = syscall(SYS_clock_nanosleep, clk, 0, &ts, NULL);
+	else {
+		ts = zs_ns_ts(zs_now(clk));
+		ret = syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL);
+	}
+	return ret ? errno : 0;
+}
+
+struct round {
+	int sched;		/* SCHED_FIFO or SCHED_RR for A (and B) */
+	int policy;
+	bool peer;		/* B (same class) or C (SCHED_OTHER) */
+	unsigned long counter;	/* the other thread's iterations */
+	unsigned long done;
+	int errors, first_err, calls;
+	int moved;		/* A's sleeps during which the counter moved */
+	long nvcsw, nivcsw;	/* A's, during its loop */
+	int setup_err;
+};
+
+static void *thread_a(void *arg)
+{
+	struct round *r = arg;
+	unsigned long before, after;
+	long nv0, niv0, nv1, niv1;
+	int i, err;
+
+	if (zs_set_policy(r->policy)) {
+		r->setup_err = errno;
+		goto out;
+	}
+	/* Warm up: fault in everything the loop uses. */
+	zero_sleep(0);
+	zs_switches(&nv0, &niv0);
+	for (i = 0; i < RT_CALLS; i++) {
+		before = zs_load(&r->counter);
+		err = zero_sleep((unsigned int)i);
+		after = zs_load(&r->counter);
+		if (err && !r->errors++)
+			r->first_err = err;
+		r->moved += after != before;
+		r->calls++;
+	}
+	zs_switches(&nv1, &niv1);
+	r->nvcsw = nv1 - nv0;
+	r->nivcsw = niv1 - niv0;
+out:
+	zs_store(&r->done, 1);
+	return NULL;
+}
+
+/* B yields after every step; C never does. */
+static void *thread_other(void *arg)
+{
+	struct round *r = arg;
+	int64_t end = zs_now(CLOCK_MONOTONIC) + OTHER_LIMIT_NS;
+	unsigned long i;
+
+	for (i = 1; !zs_load(&r->done); i++) {
+		zs_store(&r->counter, i);
+		if (r->peer)
+			sched_yield();
+		if (!(i & 1023) && zs_now(CLOCK_MONOTONIC) > end)
+			break;
+	}
+	return NULL;
+}
+
+static int start_on_cpu(pthread_t *t, void *(*fn)(void *), void *arg, int sched, int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int ret;
+
+	pthread_attr_init(&attr);
+	CPU_ZERO(&set);
+	CPU_SET(rt_cpu, &set);
+	ret = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (!ret)
+		ret = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	if (!ret)
+		ret = pthread_attr_setschedpolicy(&attr, sched);
+	if (!ret)
+		ret = pthread_attr_setschedparam(&attr, &sp);
+	if (!ret)
+		ret = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return ret;
+}
+
+/* One round: the other thread first, then A behind it. */
+static int run_round(struct round *r)
+{
+	pthread_t a, o;
+	int i, ret;
+
+	ret = start_on_cpu(&o, thread_other, r, r->peer ? r->sched : SCHED_OTHER,
+			   r->peer ? RT_PRIO : 0);
+	if (ret)
+		return ret;
+	for (i = 0; i < 2000 && !zs_load(&r->counter); i++)
+		usleep(1000);
+	ret = start_on_cpu(&a, thread_a, r, r->sched, RT_PRIO);
+	if (ret) {
+		zs_store(&r->done, 1);
+		pthread_join(o, NULL);
+		return ret;
+	}
+	pthread_join(a, NULL);
+	pthread_join(o, NULL);
+	return 0;
+}
+
+static const char *sched_name(int sched)
+{
+	return sched == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR";
+}
+
+/* Whether a round came out as the policy requires (see the table above). */
+static bool round_ok(const struct round *r)
+{
+	int n = r->calls;
+
+	if (r->errors || n != RT_CALLS)
+		return false;
+	switch (r->policy) {
+	case ZS_FULL_SLACK:
+		return r->moved > 0 && r->nvcsw > 0;
+	case ZS_RETURN:
+		return r->moved == 0 && r->nvcsw == 0;
+	default:
+		if (r->peer)
+			return r->moved >= n * 9 / 10 && r->nvcsw == 0 &&
+				r->nivcsw >= n * 9 / 10;
+		return r->moved == 0 && r->nvcsw == 0;
+	}
+}
+
+FIXTURE(rt) {};
+FIXTURE_VARIANT(rt) {
+	int sched;
+	int policy;
+};
+
+FIXTURE_VARIANT_ADD(rt, fifo_full_slack) { .sched = SCHED_FIFO, .policy = ZS_FULL_SLACK };
+FIXTURE_VARIANT_ADD(rt, fifo_return) { .sched = SCHED_FIFO, .policy = ZS_RETURN };
+FIXTURE_VARIANT_ADD(rt, fifo_schedule) { .sched = SCHED_FIFO, .policy = ZS_SCHEDULE };
+FIXTURE_VARIANT_ADD(rt, rr_full_slack) { .sched = SCHED_RR, .policy = ZS_FULL_SLACK };
+FIXTURE_VARIANT_ADD(rt, rr_return) { .sched = SCHED_RR, .policy = ZS_RETURN };
+FIXTURE_VARIANT_ADD(rt, rr_schedule) { .sched = SCHED_RR, .policy = ZS_SCHEDULE };
+
+FIXTURE_SETUP(rt)
+{
+	if (geteuid() != 0)
+		SKIP(return, "real-time scheduling needs CAP_SYS_NICE (run as root)");
+	if (!pick_cpus())
+		SKIP(return, "needs CPUs 0 and 1");
+	ASSERT_EQ(0, zs_pin_self(main_cpu));
+	/* No page fault may block thread A. */
+	ASSERT_EQ(0, zs_lock_memory());
+}
+
+FIXTURE_TEARDOWN(rt) {}
+
+static void run_variant(struct __test_metadata *_metadata, int sched, int policy, bool peer)
+{
+	struct round r;
+	int attempt, ret;
+	bool ok = false;
+
+	for (attempt = 1; attempt <= ROUNDS && !ok; attempt++) {
+		memset(&r, 0, sizeof(r));
+		r.sched = sched;
+		r.policy = policy;
+		r.peer = peer;
+		ret = run_round(&r);
+		ASSERT_EQ(0, ret)
+			TH_LOG("starting the threads: %s", strerror(ret));
+		ASSERT_EQ(0, r.setup_err)
+			TH_LOG("PR_SET_TIMERSLACK_ZERO_POLICY: %s", strerror(r.setup_err));
+		ksft_print_msg("%s %s, with %s: round %d: %d calls, %d errors, the other thread ran in %d, A's switches: %ld voluntary, %ld involuntary\n",
+			       sched_name(sched), zs_policy_name(policy),
+			       peer ? "an equal RT peer" : "a SCHED_OTHER thread", attempt,
+			       r.calls, r.errors, r.moved, r.nvcsw, r.nivcsw);
+		/* Errors are never a matter of chance. */
+		ASSERT_EQ(0, r.errors)
+			TH_LOG("first error: %s", strerror(r.first_err));
+		ok = round_ok(&r);
+	}
+	EXPECT_TRUE(ok)
+		TH_LOG("%s %s with %s: not as required in %d rounds", sched_name(sched),
+		       zs_policy_name(policy), peer ? "a peer" : "a SCHED_OTHER thread", ROUNDS);
+}
+
+TEST_F_TIMEOUT(rt, with_equal_peer, 120)
+{
+	run_variant(_metadata, variant->sched, variant->policy, true);
+}
+
+TEST_F_TIMEOUT(rt, with_sched_other_thread, 120)
+{
+	run_variant(_metadata, variant->sched, variant->policy, false);
+}
+
+static long read_proc_long(const char *path)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+static ssize_t write_proc(const char *path, const char *s)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n;
+}
+
+#define SLACK_FILE	"/proc/self/timerslack_ns"
+#define POLICY_FILE	"/proc/self/timerslack_zero_policy"
+
+/* Plain TEST() trips -Wunused-parameter in the harness: use a fixture. */
+FIXTURE(slack) {};
+FIXTURE_SETUP(slack) {}
+FIXTURE_TEARDOWN(slack) {}
+
+/* The test process is single-threaded here, so /proc/self is this thread. */
+TEST_F(slack, ignored_for_fifo_and_policy_independent)
+{
+	struct sched_param fifo = { .sched_priority = RT_PRIO }, other = { 0 };
+	long slack0, nv0, nv1;
+	int i, errors = 0;
+
+	if (geteuid() != 0)
+		SKIP(return, "real-time scheduling needs CAP_SYS_NICE (run as root)");
+	if (!pick_cpus())
+		SKIP(return, "needs CPUs 0 and 1");
+	ASSERT_EQ(0, zs_lock_memory());
+	ASSERT_EQ(0, zs_pin_self(rt_cpu));
+
+	slack0 = (long)zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	ASSERT_LT(0, slack0);
+	ASSERT_EQ(slack0, read_proc_long(SLACK_FILE));
+	/* A policy chosen before becoming RT is kept. */
+	ASSERT_EQ(0, zs_set_policy(ZS_SCHEDULE));
+
+	ASSERT_EQ(0, sched_setscheduler(0, SCHED_FIFO, &fifo));
+	EXPECT_EQ(ZS_SCHEDULE, zs_get_policy());
+	/* RT threads have no slack, and PR_SET_TIMERSLACK is ignored. */
+	EXPECT_EQ(0, zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+	EXPECT_EQ(0, zs_set_slack(SLACK_5MS));
+	EXPECT_EQ(0, zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+	EXPECT_EQ(0, read_proc_long(SLACK_FILE));
+	EXPECT_EQ(7, write_proc(SLACK_FILE, "5000000"));
+	EXPECT_EQ(0, read_proc_long(SLACK_FILE));
+	EXPECT_EQ(0, zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+	/* The zero-length sleep policy is not: prctl and /proc both work. */
+	EXPECT_EQ(0, zs_set_policy(ZS_RETURN));
+	EXPECT_EQ(ZS_RETURN, zs_get_policy());
+	EXPECT_EQ(ZS_RETURN, read_proc_long(POLICY_FILE));
+	nv0 = zs_nvcsw();
+	for (i = 0; i < RT_CALLS; i++)
+		errors += !!zero_sleep((unsigned int)i);
+	nv1 = zs_nvcsw();
+	ksft_print_msg("SCHED_FIFO, RETURN: %d zero-length sleeps, %d errors, %ld voluntary switches\n",
+		       RT_CALLS, errors, nv1 - nv0);
+	EXPECT_EQ(0, errors);
+	EXPECT_EQ(0, nv1 - nv0);
+	EXPECT_EQ(2, write_proc(POLICY_FILE, "2\n"));
+	EXPECT_EQ(ZS_SCHEDULE, zs_get_policy());
+	EXPECT_EQ(0, zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+
+	/* Back to SCHED_OTHER: the slack comes back, the policy stays. */
+	ASSERT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &other));
+	EXPECT_EQ(slack0, zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+	EXPECT_EQ(slack0, read_proc_long(SLACK_FILE));
+	EXPECT_EQ(ZS_SCHEDULE, zs_get_policy());
+	/* And PR_SET_TIMERSLACK works again, without touching the policy. */
+	EXPECT_EQ(0, zs_set_slack(SLACK_5MS));
+	EXPECT_EQ(SLACK_5MS, zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+	EXPECT_EQ(ZS_SCHEDULE, zs_get_policy());
+	EXPECT_EQ(0, zs_set_policy(ZS_FULL_SLACK));
+}
+
+TEST_HARNESS_MAIN
