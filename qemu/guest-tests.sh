@@ -30,7 +30,7 @@ group() {
 	fi
 }
 
-all="selftests upstream-timers lib man-examples hardening"
+all="selftests upstream-timers lib man-examples hardening bench-short"
 for g in ${@:-$all}; do
 	case $g in
 	selftests)
@@ -52,7 +52,7 @@ for g in ${@:-$all}; do
 		group hardening 900 "$top/hardening/run-guest.sh"
 		;;
 	bench-short)
-		group bench_short 600 "$top/bench/run-guest.sh" --short
+		group bench_short 600 "$top/bench/run-guest.sh" --short --kernel zerosleep
 		;;
 	*)
 		echo "not ok - unknown test group '$g'"

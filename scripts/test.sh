@@ -96,6 +96,7 @@ if [ $fatal -eq 0 ]; then
 	build_step "libzerosleep and the launcher" make -s lib
 	build_step "demo programs" make -s demo-progs
 	build_step "hardening tests" make -s hardening
+	build_step "benchmark program" make -s -C bench
 	build_step "man page examples" man/check.sh build-examples build/man/examples > "$res/man-build.tap"
 	phase_end userspace
 fi
