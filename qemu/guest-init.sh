@@ -32,6 +32,13 @@ mount -n -t 9p -o trans=virtio,version=9p2000.L,msize=512000 hostout "$out"
 # on the first one.
 tty=/dev/ttyS1
 stty -F "$tty" raw -echo 2>/dev/null
+# The repository is mounted again at its own path: it may lie under a
+# directory that the tmpfs mounts above hide (a clone in /tmp, say).
+top=$(cat "$out/top")
+if [ ! -d "$top/qemu" ]; then
+	mkdir -p "$top"
+	mount -n -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro hostrepo "$top"
+fi
 cwd=$(cat "$out/cwd")
 cd "$cwd" || cd /
 echo "zerosleep-guest: $(uname -r), $(nproc) CPUs, running $out/cmd" > /dev/kmsg

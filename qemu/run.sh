@@ -53,6 +53,8 @@ rm -f "$out/exit-status"
 [ -n "$console" ] || console=$out/console.log
 printf 'export ZEROSLEEP_OUT=/run/zerosleep\n%s\n' "$*" > "$out/cmd"
 pwd > "$out/cwd"
+top=$(cd "$here/.." && pwd)
+echo "$top" > "$out/top"
 
 case ${ZEROSLEEP_ACCEL:-tcg} in
 kvm) accel=(-accel kvm -cpu host) ;;
@@ -67,6 +69,7 @@ timeout -k 10 "$timeout" qemu-system-x86_64 \
 	-append "console=ttyS0 loglevel=6 root=hostroot rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose ro init=$here/guest-init.sh panic=-1 oops=panic sysrq_always_enabled" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$out,mount_tag=hostout,security_model=none,multidevs=remap" \
+	-virtfs "local,path=$top,mount_tag=hostrepo,security_model=none,readonly=on,multidevs=remap" \
 	-serial "file:$console" -serial stdio < /dev/null
 qrc=$?
 

@@ -133,8 +133,8 @@ if [ $fatal -eq 0 ]; then
 	mkdir -p "$res/guest"
 	qemu/run.sh -k "$kobj/arch/x86/boot/bzImage" -t 2400 -o "$res/guest" -- qemu/guest-tests.sh
 	rc=$?
-	if [ $rc -eq 125 ]; then
-		echo "not ok - guest: the test kernel booted, ran the tests and shut down cleanly" | tee -a "$res/guest.tap"
+	if [ $rc -ne 0 ] || ! ls "$res"/guest/zerosleep_test.tap > /dev/null 2>&1; then
+		echo "not ok - guest: the test kernel booted, ran the tests and shut down cleanly (exit status $rc)" | tee -a "$res/guest.tap"
 	else
 		echo "ok - guest: the test kernel booted, ran the tests and shut down cleanly" >> "$res/guest.tap"
 	fi
