@@ -34,6 +34,16 @@ failed=0
 pids=()
 T=$(mktemp -d "${TMPDIR:-/tmp}/zerosleep-cli.XXXXXX") || exit 1
 
+# The unprivileged user may not be able to reach the build tree (a clone in
+# a private directory, say): give it its own copy of the launcher and the
+# library, in a directory it can read.
+NB=$T/nobody
+mkdir -p "$NB"
+cp "$ZS" "$NB/zerosleep" && cp -P "$B"/libzerosleep.so* "$NB/" 2>/dev/null
+chmod 0755 "$T" "$NB"
+chmod -R a+rX "$NB"
+NBZS=$NB/zerosleep
+
 cleanup() {
 	local pid
 	for pid in "${pids[@]}"; do
@@ -71,7 +81,11 @@ zs() {
 
 # as_nobody COMMAND...: run COMMAND as uid 65534 without capabilities.
 as_nobody() {
-	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- "$@"
+	local cmd=$1
+	shift
+	[[ $cmd == "$ZS" ]] && cmd=$NBZS
+	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- \
+		env LD_LIBRARY_PATH="$NB" "$cmd" "$@"
 }
 
 # Predicates on the last run.
@@ -454,7 +468,7 @@ test_eperm() {
 	# Without CAP_SYS_NICE not even a process of the same user.
 	# Not through as_nobody(): $! must be the pid that becomes sleep.
 	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- \
-		"$ZS" return -- sleep 60 &
+		env LD_LIBRARY_PATH="$NB" "$NBZS" return -- sleep 60 &
 	mine=$!
 	pids+=("$mine")
 	wait_for eval '[[ $(readlink "/proc/$mine/exe") == */sleep ]]'
