@@ -253,8 +253,8 @@ static void report(const struct result *r)
 /* ---- latency of one call ----------------------------------------------- */
 
 enum op_kind {
-	OP_CLOCK, OP_GETPPID, OP_YIELD, OP_REL, OP_ABS_NOW, OP_EINVAL, OP_ABS_EINVAL,
-	OP_LIBC_REL,
+	OP_CLOCK, OP_CLOCK_SYSCALL, OP_GETPPID, OP_YIELD, OP_REL, OP_ABS_NOW, OP_EINVAL,
+	OP_ABS_EINVAL, OP_LIBC_REL,
 };
 
 struct op {
@@ -277,6 +277,12 @@ static inline int do_op(const struct op *op, const struct timespec *start)
 	switch (op->kind) {
 	case OP_CLOCK:
 		return 0;
+	case OP_CLOCK_SYSCALL:
+		/*
+		 * The clock read in the kernel, as the zero-length check of an
+		 * absolute sleep makes it, plus the cost of a system call.
+		 */
+		return (int)syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
 	case OP_GETPPID:
 		return syscall(SYS_getppid) > 0 ? 0 : -1;
 	case OP_YIELD:
@@ -500,7 +506,8 @@ static void add(struct series *s, size_t *n, const char *name, struct op op,
 
 static void run_latency(void)
 {
-	const struct op clk = { OP_CLOCK, 0 }, ppid = { OP_GETPPID, 0 },
+	const struct op clk = { OP_CLOCK, 0 }, clk_sys = { OP_CLOCK_SYSCALL, 0 },
+		ppid = { OP_GETPPID, 0 },
 		yield = { OP_YIELD, 0 }, einval = { OP_EINVAL, 0 },
 		abs_einval = { OP_ABS_EINVAL, 0 },
 		rel0 = { OP_REL, 0 }, abs_now = { OP_ABS_NOW, 0 },
@@ -521,6 +528,7 @@ static void run_latency(void)
 		goto sleeps;
 	add(s, &n, "clock_gettime", clk, &no_policy, 0, fast, fast_block);
 	add(s, &n, "getppid", ppid, &no_policy, 0, fast, fast_block);
+	add(s, &n, "clock_gettime_syscall", clk_sys, &no_policy, 0, fast, fast_block);
 	add(s, &n, "sched_yield", yield, &no_policy, 0, fast, fast_block);
 	add(s, &n, "nanosleep_einval", einval, &no_policy, 0, fast, fast_block);
 	add(s, &n, "clock_nanosleep_einval", abs_einval, &no_policy, 0, fast, fast_block);

@@ -18,10 +18,12 @@ export LD_LIBRARY_PATH=$b/libc-wrapper
 group() {
 	local name=$1 limit=$2
 	shift 2
+	local t0=$SECONDS rc
 	echo "# ---- $name: $*"
 	timeout -k 5 "$limit" "$@" > "$out/$name.tap" 2>&1
-	local rc=$?
+	rc=$?
 	cat "$out/$name.tap"
+	echo "# ---- $name: $((SECONDS - t0)) s"
 	if [ $rc -eq 0 ]; then
 		echo "ok - $name: exit status 0" | tee -a "$out/$name.tap"
 	else
