@@ -42,6 +42,10 @@ headers: kernel
 
 # The selftests are copied into the tree, where they build with lib.mk as
 # they would upstream; "make series" turns the copy into the last patch.
+# The upstream prctl selftests that the guest kernel can run (see
+# qemu/upstream-prctl.sh for the two left out).
+UPSTREAM_PRCTL := disable-tsc-test disable-tsc-ctxt-sw-stress-test set-process-name
+
 selftests: kernel
 	@scripts/sync-selftests.sh $(TREE) selftests
 	@mkdir -p $(KSFT_OUT)/timers
@@ -50,6 +54,11 @@ selftests: kernel
 	@$(MAKE) -s -C $(TREE)/tools/testing/selftests/timers \
 		OUTPUT=$(KSFT_OUT)/timers KHDR_INCLUDES="-isystem $(KHDR)" \
 		$(KSFT_OUT)/timers/nanosleep $(KSFT_OUT)/timers/posix_timers
+	@mkdir -p $(KSFT_OUT)/prctl
+	@for t in $(UPSTREAM_PRCTL); do \
+		$(CC) -O2 -isystem $(KHDR) -o $(KSFT_OUT)/prctl/$$t \
+			$(TREE)/tools/testing/selftests/prctl/$$t.c || exit 1; \
+	done
 
 hardening: kernel
 	@$(MAKE) -s -C hardening O=$(BUILD)/hardening

@@ -32,7 +32,8 @@ group() {
 	fi
 }
 
-all="selftests upstream-timers lib man-examples hardening bench-short"
+all="selftests upstream-timers upstream-prctl lib man-examples hardening bench-short"
+# shellcheck disable=SC2068 # the default list is split on purpose
 for g in ${@:-$all}; do
 	case $g in
 	selftests)
@@ -41,8 +42,16 @@ for g in ${@:-$all}; do
 		;;
 	upstream-timers)
 		group timers_nanosleep 300 "$b/selftests/timers/nanosleep"
+		# Non-zero sleeps must not change under the other policies.
+		for p in return schedule; do
+			group timers_nanosleep_$p 300 "$b/libc-wrapper/zerosleep" $p -- \
+				"$b/selftests/timers/nanosleep"
+		done
 		group timers_posix_timers 300 "$top/qemu/known-failures.sh" \
 			"$top/qemu/posix_timers.known-failures" "$b/selftests/timers/posix_timers"
+		;;
+	upstream-prctl)
+		group upstream_prctl 300 "$top/qemu/upstream-prctl.sh" "$b/selftests/prctl"
 		;;
 	lib)
 		group libzerosleep 600 "$top/libc-wrapper/tests/run-guest.sh"
