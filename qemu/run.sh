@@ -92,10 +92,11 @@ qpid=$!
 # A guest that does not reach its init script within the boot limit is
 # stopped at once, instead of at the end of the whole run's timeout.
 boot_limit=${ZEROSLEEP_BOOT_TIMEOUT:-300}
+booted_line='zerosleep-guest: .* running'	# from guest-init.sh
 booted=0
 waited=0
 while kill -0 "$qpid" 2>/dev/null; do
-	if grep -q 'zerosleep-guest: .* running' "$console" 2>/dev/null; then
+	if grep -q "$booted_line" "$console" 2>/dev/null; then
 		booted=1
 		break
 	fi
@@ -108,7 +109,7 @@ while kill -0 "$qpid" 2>/dev/null; do
 done
 wait "$qpid"
 qrc=$?
-grep -q 'zerosleep-guest: .* running' "$console" 2>/dev/null && booted=1
+grep -q "$booted_line" "$console" 2>/dev/null && booted=1
 
 pattern='Kernel panic|BUG:|Oops|WARNING:|KASAN|UBSAN|possible circular locking|inconsistent lock state|lockdep|Call Trace|ACPI Error'
 bad=$(grep -E -m1 "$pattern" "$console" 2>/dev/null | tr -d '\r')

@@ -86,6 +86,16 @@ remember() {
 	mkdir -p "$c/tap"
 	(cd "$res" && cp -a --parents -t "$c/tap" "${files[@]}") && echo "$2" > "$c/key"
 }
+
+cached() {
+	# cached PHASE KEY COMMAND...: reuse PHASE's results or run COMMAND.
+	local phase=$1 key=$2 since=$res/.since
+	shift 2
+	touch "$since"
+	reuse "$phase" "$key" && return 0
+	"$@"
+	remember "$phase" "$key" "$since"
+}
 phase_end() { echo "==== $1: $(( $(date +%s) - t0 ))s"; echo "$1 $(( $(date +%s) - t0 ))" >> "$res/phases"; }
 
 # A host check as one TAP line: "check FILE DESCRIPTION COMMAND...".
@@ -157,59 +167,54 @@ if [ $fatal -eq 0 ]; then
 	phase_end userspace
 fi
 
+host_checks() {
+	check series "series/ is current (make series)" scripts/series.sh --check build/linux series selftests
+	check series "uapi/ matches the patched tree's exported headers (make uapi)" \
+		diff -u uapi/linux/prctl.h build/kernel/usr/include/linux/prctl.h
+	for p in $(cat series/series); do
+		check checkpatch "checkpatch --strict: $p" \
+			bash -c "cd build/linux && PATH=/usr/bin:\$PATH scripts/checkpatch.pl --strict -q --no-summary '$top/series/$p'"
+	done
+	tap man-lint man/check.sh lint
+	tap man-render man/check.sh render
+	for f in Documentation/userspace-api/zero-length-sleeps.rst Documentation/userspace-api/index.rst \
+		Documentation/filesystems/proc.rst; do
+		check docs "RST parses without warnings: $f" /usr/bin/python3 scripts/check-rst.py "build/linux/$f"
+	done
+	tap install scripts/check-install.sh
+	tap lib-host make -s -C libc-wrapper O="$top/build/libc-wrapper" check-host
+	tap lib-sanitize make -s -C libc-wrapper O="$top/build/libc-wrapper-san" check-sanitize
+	tap lib-valgrind make -s -C libc-wrapper O="$top/build/libc-wrapper" check-valgrind
+	tap lib-install make -s -C libc-wrapper O="$top/build/libc-wrapper" check-install
+}
+
+guest() {
+	local rc
+	mkdir -p "$res/guest"
+	qemu/run.sh -k "$kobj/arch/x86/boot/bzImage" -t 2400 -o "$res/guest" -- qemu/guest-tests.sh
+	rc=$?
+	if [ $rc -ne 0 ] || ! ls "$res"/guest/zerosleep_test.tap > /dev/null 2>&1; then
+		echo "not ok - guest: the test kernel booted, ran the tests and shut down cleanly (exit status $rc)" | tee -a "$res/guest.tap"
+	else
+		echo "ok - guest: the test kernel booted, ran the tests and shut down cleanly" >> "$res/guest.tap"
+	fi
+}
+
 if [ $fatal -eq 0 ] && [ -z "$variant" ]; then
 	phase_start host-checks
-	key=$(phase_key host-checks build/linux/.git/zerosleep-series.stamp build/kernel/usr/include/linux/prctl.h)
-	touch "$res/.since"
-	if ! reuse host-checks "$key"; then
-		check series "series/ is current (make series)" scripts/series.sh --check build/linux series selftests
-		check series "uapi/ matches the patched tree's exported headers (make uapi)" \
-			diff -u uapi/linux/prctl.h build/kernel/usr/include/linux/prctl.h
-		for p in $(cat series/series); do
-			check checkpatch "checkpatch --strict: $p" \
-				bash -c "cd build/linux && PATH=/usr/bin:\$PATH scripts/checkpatch.pl --strict -q --no-summary '$top/series/$p'"
-		done
-		tap man-lint man/check.sh lint
-		tap man-render man/check.sh render
-		for f in Documentation/userspace-api/zero-length-sleeps.rst Documentation/userspace-api/index.rst \
-			Documentation/filesystems/proc.rst; do
-			check docs "RST parses without warnings: $f" /usr/bin/python3 scripts/check-rst.py "build/linux/$f"
-		done
-		tap install scripts/check-install.sh
-		tap lib-host make -s -C libc-wrapper O="$top/build/libc-wrapper" check-host
-		tap lib-sanitize make -s -C libc-wrapper O="$top/build/libc-wrapper-san" check-sanitize
-		tap lib-valgrind make -s -C libc-wrapper O="$top/build/libc-wrapper" check-valgrind
-		tap lib-install make -s -C libc-wrapper O="$top/build/libc-wrapper" check-install
-		remember host-checks "$key" "$res/.since"
-	fi
+	cached host-checks "$(phase_key host-checks build/linux/.git/zerosleep-series.stamp \
+		build/kernel/usr/include/linux/prctl.h)" host_checks
 	phase_end host-checks
 
 	phase_start hygiene
-	key=$(phase_key hygiene)
-	touch "$res/.since"
-	if ! reuse hygiene "$key"; then
-		tap hygiene scripts/hygiene.sh build/linux series
-		remember hygiene "$key" "$res/.since"
-	fi
+	cached hygiene "$(phase_key hygiene)" tap hygiene scripts/hygiene.sh build/linux series
 	phase_end hygiene
 fi
 
 if [ $fatal -eq 0 ]; then
 	phase_start guest${variant:+-$variant}
-	key=$(phase_key guest "$kobj/arch/x86/boot/bzImage" build/selftests build/libc-wrapper \
-		build/hardening build/bench/zsbench build/man/examples)
-	touch "$res/.since"
-	if ! reuse guest "$key"; then
-		mkdir -p "$res/guest"
-		qemu/run.sh -k "$kobj/arch/x86/boot/bzImage" -t 2400 -o "$res/guest" -- qemu/guest-tests.sh
-		rc=$?
-		if [ $rc -ne 0 ] || ! ls "$res"/guest/zerosleep_test.tap > /dev/null 2>&1; then
-			echo "not ok - guest: the test kernel booted, ran the tests and shut down cleanly (exit status $rc)" | tee -a "$res/guest.tap"
-		else
-			echo "ok - guest: the test kernel booted, ran the tests and shut down cleanly" >> "$res/guest.tap"
-		fi
-		remember guest "$key" "$res/.since"
-	fi
+	cached guest "$(phase_key guest "$kobj/arch/x86/boot/bzImage" build/selftests build/libc-wrapper \
+		build/hardening build/bench/zsbench build/man/examples)" guest
 	phase_end guest${variant:+-$variant}
 fi
 
