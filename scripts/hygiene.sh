@@ -4,8 +4,8 @@
 # Series hygiene, as TAP:
 #  - every prefix of the series compiles: the objects of every C file that
 #    the series touches, built incrementally, patch after patch;
-#  - the final series compiles with CONFIG_HIGH_RES_TIMERS=n and with
-#    CONFIG_SMP=n;
+#  - the final series compiles with CONFIG_HIGH_RES_TIMERS=n, with
+#    CONFIG_SMP=n and with CONFIG_POSIX_TIMERS=n;
 #  - W=1 and sparse (C=1) report nothing in those files that they do not
 #    report on vanilla.
 #
@@ -97,14 +97,18 @@ else
 	if [ -z "$new" ]; then ok "sparse (C=2): no new warnings in ${objs[*]}"; else notok "sparse: new warnings"; echo "$new" | sed 's/^/#   /'; fi
 fi
 
-# Other configurations of the final series.
-for cfg in HIGH_RES_TIMERS SMP; do
+# Other configurations of the final series.  Without POSIX timers,
+# nanosleep() and clock_nanosleep() come from posix-stubs.c, which calls
+# hrtimer_nanosleep() too: compile it as well.
+for cfg in HIGH_RES_TIMERS SMP POSIX_TIMERS; do
 	obj=$b/hygiene-no-$cfg
 	frag=$b/hygiene-no-$cfg.config
+	extra=()
+	[ "$cfg" = POSIX_TIMERS ] && extra=(kernel/time/posix-stubs.o)
 	printf 'CONFIG_%s=n\n' "$cfg" > "$frag"
 	if configure "$obj" "$top/qemu/kernel.config" "$frag" && ! grep -q "^CONFIG_$cfg=y" "$obj/.config" &&
-	   compile "$obj" "$b/hygiene-no-$cfg.log" W=1; then
-		ok "CONFIG_$cfg=n: ${objs[*]} compile"
+	   compile "$obj" "$b/hygiene-no-$cfg.log" W=1 "${extra[@]}"; then
+		ok "CONFIG_$cfg=n: ${objs[*]} ${extra[*]} compile"
 	else
 		notok "CONFIG_$cfg=n: compile"
 		sed 's/^/#   /' "$b/hygiene-no-$cfg.log" 2>/dev/null | head -n 30

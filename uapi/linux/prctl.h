@@ -328,15 +328,13 @@ struct prctl_mm_map {
 # define PR_PPC_DEXCR_CTRL_CLEAR_ONEXEC	0x10 /* Clear the aspect on exec */
 # define PR_PPC_DEXCR_CTRL_MASK		0x1f
 
-/*
- * Per-thread policy for a zero-length nanosleep() or clock_nanosleep().
- * The option numbers are ASCII tags ("TZPS", "TZPG") while the series is
- * carried out of tree.
- */
+/* What a zero-length nanosleep() or clock_nanosleep() of the thread does */
 #define PR_SET_TIMERSLACK_ZERO_POLICY	0x545a5053
+# define PR_TIMERSLACK_ZERO_DEFAULT	0 /* the kernel's own behaviour */
+# define PR_TIMERSLACK_ZERO_RETURN	1 /* return at once */
+# define PR_TIMERSLACK_ZERO_SCHEDULE	2 /* pass through the scheduler once */
+# define PR_TIMERSLACK_ZERO_FULL_SLACK	3 /* sleep for the timer slack */
+# define PR_TIMERSLACK_ZERO_ALL_THREADS	1 /* arg3: every thread of the process */
 #define PR_GET_TIMERSLACK_ZERO_POLICY	0x545a5047
-# define PR_TIMERSLACK_ZERO_FULL_SLACK	0	/* sleep for the timer slack (default) */
-# define PR_TIMERSLACK_ZERO_RETURN	1	/* return at once */
-# define PR_TIMERSLACK_ZERO_SCHEDULE	2	/* yield the CPU once, then return */
 
 #endif /* _LINUX_PRCTL_H */
