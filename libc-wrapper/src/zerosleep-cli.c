@@ -103,8 +103,8 @@ usage_error(const char *fmt, ...)
 static void __attribute__((noreturn)) no_kernel_support(const char *what)
 {
 	fprintf(stderr, PROG ": %s needs a kernel with zero-length sleep "
-		"policies, which this one lacks (see 'On your own machine' in "
-		"zerosleep(1))\n", what);
+		"policies, which this one lacks; start the program with '"
+		PROG " POLICY COMMAND' instead\n", what);
 	exit(EXIT_FAIL);
 }
 
@@ -117,18 +117,15 @@ static int is_number(const char *word)
 	return p != word && !*p;
 }
 
-/* @hint_pid: the word that follows, for a hint about the argument order. */
-static int parse_policy(const char *word, const char *next)
+static int parse_policy(const char *word)
 {
 	int policy = zerosleep_policy_from_name(word);
 
-	if (policy >= 0)
-		return policy;
-	if (next && is_number(word) && zerosleep_policy_from_name(next) >= 0)
-		usage_error("unknown policy '%s': the order is -p POLICY PID, "
-			    "as with chrt", word);
-	usage_error("unknown policy '%s' (expected default, return-immediately, "
-		    "schedule-once or full-slack)", word);
+	if (policy < 0)
+		usage_error("unknown policy '%s' (expected default, "
+			    "return-immediately, schedule-once or full-slack)",
+			    word);
+	return policy;
 }
 
 static pid_t parse_pid(const char *word)
@@ -291,8 +288,13 @@ static int do_pid(int argc, char **argv, int all)
 		usage_error("option '-p' needs a PID");
 	if (argc > 2)
 		usage_error("too many arguments, starting at '%s'", argv[2]);
+	/* The order of v1 and of habit elsewhere: -p PID POLICY. */
+	if (argc == 2 && is_number(argv[0]) && !is_number(argv[1]) &&
+	    zerosleep_policy_from_name(argv[1]) >= 0)
+		usage_error("invalid PID '%s': the order is -p POLICY PID, as "
+			    "with chrt", argv[1]);
 	if (argc == 2)
-		policy = parse_policy(argv[0], argv[1]);
+		policy = parse_policy(argv[0]);
 	pid = parse_pid(argv[argc - 1]);
 	if (!zerosleep_is_supported())
 		no_kernel_support("-p");
@@ -441,7 +443,7 @@ int main(int argc, char **argv)
 		usage_error("option '%s' needs -p", "-a");
 	if (optind >= argc)
 		usage_error("no policy given");
-	policy = parse_policy(argv[optind++], NULL);
+	policy = parse_policy(argv[optind++]);
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
 	if (optind >= argc)

@@ -343,8 +343,8 @@ int main(void)
 	test_write();
 	test_missing();
 
-	ok(fake_get_calls == 2, "the kernel was probed once in all "
-	   "(and asked once by zerosleep_get_policy())");
+	ok(fake_get_calls == 3, "the kernel was probed once in all "
+	   "(and asked twice by zerosleep_get_policy())");
 	ok(remove_tree(base) == 0, "remove the fake /proc");
 	return tap_done();
 }

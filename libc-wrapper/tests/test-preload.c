@@ -476,6 +476,29 @@ static void test_zero(void)
 	}
 }
 
+/*
+ * Is stderr one line that starts with @want?  Under a wrapper, the shell
+ * and the wrapper's own launcher load the preload too, and each says it
+ * once: there every line must be that line.
+ */
+static int one_warning(const char *want)
+{
+	const char *wrapper = getenv("PRELOAD_WRAPPER");
+	const char *line = err, *nl;
+
+	if (!*err)
+		return 0;
+	for (; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (!nl || strncmp(line, want, strlen(want)) ||
+		    (nl - line != (long)strcspn(err, "\n")))
+			return 0;
+		if (!(wrapper && *wrapper) && nl[1])
+			return 0;
+	}
+	return 1;
+}
+
 static void test_bogus(void)
 {
 	static const char *const bogus[] = { "bogus", "RETURN", "4", "return " };
@@ -491,8 +514,7 @@ static void test_bogus(void)
 			all &= r.switches[c] >= CALLS / 2;
 		snprintf(want, sizeof(want), "libzerosleep-preload.so: ignoring "
 			 "unknown ZEROSLEEP_POLICY '%s'", bogus[i]);
-		if (!ok(all && !strncmp(err, want, strlen(want)) &&
-			strchr(err, '\n') == err + strlen(err) - 1,
+		if (!ok(all && one_warning(want),
 			"ZEROSLEEP_POLICY='%s': one line on stderr naming it, "
 			"then every sleep is left to the kernel", bogus[i]))
 			show_output();
