@@ -25,15 +25,17 @@ root=${ZEROSLEEP_SERIES:-$top/series}
 
 die() { echo "$prog: $2" >&2; exit "$1"; }
 
-[ $# -eq 1 ] && [ "$1" != -h ] && [ "$1" != --help ] ||
+if [ $# -ne 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
 	die 2 "usage: $prog KERNEL_TREE"
+fi
 tree=$1
 [ -d "$tree" ] || die 2 "$tree: no such directory"
 tree=$(cd "$tree" && pwd)
 
 field() { sed -n "s/^$1 *= *\([0-9]*\) *$/\1/p" "$tree/Makefile" | head -n 1; }
-[ -f "$tree/Makefile" ] && [ -n "$(field VERSION)" ] && [ -n "$(field PATCHLEVEL)" ] ||
+if [ ! -f "$tree/Makefile" ] || [ -z "$(field VERSION)" ] || [ -z "$(field PATCHLEVEL)" ]; then
 	die 2 "$tree is not a Linux source tree (its Makefile has no VERSION and PATCHLEVEL)"
+fi
 version=$(field VERSION).$(field PATCHLEVEL)
 full=$version.$(field SUBLEVEL)
 

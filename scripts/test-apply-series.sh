@@ -9,6 +9,8 @@
 # git work tree, a second run, a tree the series does not fit, a version
 # without a series, something that is not a kernel tree, and the layout
 # series/X.Y/series.
+# Conditions are passed to check() in single quotes and evaluated there.
+# shellcheck disable=SC2016
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 apply=$top/scripts/apply-series.sh
