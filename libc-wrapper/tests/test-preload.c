@@ -440,10 +440,14 @@ static void test_zero(void)
 	if (!ok(all, "without the preload each kind of zero-length sleep blocks "
 		"(>= %d of %d calls switch context at 10 ms slack)", CALLS / 2, CALLS))
 		show_output();
-	/* A deadline past by more than the slack: the kernel does not block. */
-	ok(base.switches[C_ABS_PAST] < CALLS / 4 && base.failures[C_ABS_PAST] == 0,
-	   "without the preload a deadline 1 s ago returns at once (%ld switches)",
-	   base.switches[C_ABS_PAST]);
+	/*
+	 * A deadline long past: whether the kernel still schedules once
+	 * depends on the kernel (6.18 does not, 6.12 sometimes does), so it is
+	 * only reported.
+	 */
+	ok(base.failures[C_ABS_PAST] == 0,
+	   "without the preload a deadline 1 s ago returns 0 (%ld switches in %d calls)",
+	   base.switches[C_ABS_PAST], CALLS);
 
 	for (p = 0; p < sizeof(policies) / sizeof(policies[0]); p++) {
 		status = run("zero", policies[p]);
