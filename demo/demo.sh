@@ -46,7 +46,7 @@ for policy in full-slack return-immediately schedule-once; do
 	row "python3 time.sleep(0)" "$policy" "$cps" "$vcs" "$ics"
 done
 echo
-echo "full-slack is today's behaviour: each zero-length sleep arms a timer and"
-echo "sleeps for the whole slack.  return-immediately returns at once, without"
+echo "full-slack is what Linux 6.12 does by default: each zero-length sleep arms"
+echo "a timer and sleeps for the whole slack.  return-immediately returns at once, without"
 echo "entering the scheduler; schedule-once gives the CPU away once, like"
 echo "sched_yield(), so other runnable threads still get their turn."

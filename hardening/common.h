@@ -38,7 +38,18 @@
 #define ZS_FULL_SLACK		PR_TIMERSLACK_ZERO_FULL_SLACK
 #define ZS_RETURN		PR_TIMERSLACK_ZERO_RETURN
 #define ZS_SCHEDULE		PR_TIMERSLACK_ZERO_SCHEDULE
-#define ZS_NR_POLICIES		3
+/*
+ * The policies are the values 0 to ZS_NR_POLICIES - 1.  v2 of the series
+ * adds DEFAULT (0) and moves FULL_SLACK to 3; v1 had FULL_SLACK at 0, which
+ * was also the kernel's own behaviour.
+ */
+#ifdef PR_TIMERSLACK_ZERO_DEFAULT
+# define ZS_DEFAULT		PR_TIMERSLACK_ZERO_DEFAULT
+# define ZS_NR_POLICIES		4
+#else
+# define ZS_DEFAULT		ZS_FULL_SLACK
+# define ZS_NR_POLICIES		3
+#endif
 
 #define NSEC_PER_USEC		1000LL
 #define NSEC_PER_MSEC		1000000LL
@@ -46,8 +57,19 @@
 
 #define ZS_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Does a zero-length sleep under @policy sleep for the timer slack?  On
+ * Linux 6.12 the kernel's own behaviour (DEFAULT) does, as FULL_SLACK does.
+ */
+static inline int zs_sleeps(int policy)
+{
+	return policy == ZS_FULL_SLACK || policy == ZS_DEFAULT;
+}
+
 static inline const char *zs_policy_name(int policy)
 {
+	if (policy == ZS_DEFAULT && ZS_DEFAULT != ZS_FULL_SLACK)
+		return "DEFAULT";
 	switch (policy) {
 	case ZS_FULL_SLACK:
 		return "FULL_SLACK";

@@ -434,7 +434,7 @@ TEST_F_TIMEOUT(compat, eintr_and_remainder, 120)
 	sa.sa_handler = on_alarm;	/* no SA_RESTART */
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 	for (p = 0; p < ZS_NR_POLICIES; p++) {
-		ASSERT_EQ(0, zs_set_slack(p == ZS_FULL_SLACK ? LARGE_SLACK_NS : 0));
+		ASSERT_EQ(0, zs_set_slack(zs_sleeps((int)p) ? LARGE_SLACK_NS : 0));
 		ASSERT_EQ(0, zs_set_policy((int)p));
 		calls = eintr = bad_rem = other = unwritten = 0;
 		zs_store(&alarms, 0);
@@ -461,7 +461,7 @@ TEST_F_TIMEOUT(compat, eintr_and_remainder, 120)
 				other++;
 			}
 		} while ((zs_load(&alarms) < EINTR_SIGNALS || calls < EINTR_MIN_CALLS ||
-			  (p == ZS_FULL_SLACK && eintr < 10)) &&
+			  (zs_sleeps((int)p) && eintr < 10)) &&
 			 zs_now(CLOCK_MONOTONIC) - t0 < EINTR_LIMIT_NS);
 		ASSERT_EQ(0, setitimer(ITIMER_REAL, &off, NULL));
 		ksft_print_msg("%s, %s: %lu signals, %ld calls, %ld EINTR (remainder bad %ld, unwritten %ld)\n",
@@ -469,7 +469,7 @@ TEST_F_TIMEOUT(compat, eintr_and_remainder, 120)
 			       calls, eintr, bad_rem, unwritten);
 		EXPECT_EQ(0, other);
 		EXPECT_LE(EINTR_SIGNALS, (long)zs_load(&alarms));
-		if (p == ZS_FULL_SLACK) {
+		if (zs_sleeps((int)p)) {
 			EXPECT_LT(0, eintr);
 			EXPECT_EQ(0, bad_rem);
 			EXPECT_EQ(0, unwritten);
@@ -532,7 +532,7 @@ FIXTURE_TEARDOWN(control) {}
 
 TEST_F(control, prctl_round_trip_and_einval)
 {
-	static const unsigned long bad_policy[] = { 3, 4, 255, 256, 257, 258, 0x7fffffff,
+	static const unsigned long bad_policy[] = { ZS_NR_POLICIES, 4, 255, 256, 257, 258, 0x7fffffff,
 		0x80000000, 0x80000001, 0xfffffffe, 0xffffffff };
 	unsigned int p, i;
 

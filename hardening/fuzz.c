@@ -291,7 +291,7 @@ static void fuzz_prctl(struct fuzz *f)
 		if (zs_below(rng, 10) < 6)
 			a2 = zs_below(rng, 3);
 		f->n_prctl[0]++;
-		if (!(a3 | a4 | a5) && a2 <= ZS_SCHEDULE) {
+		if (!(a3 | a4 | a5) && a2 < ZS_NR_POLICIES) {
 			expect = 0;
 			expect_err = 0;
 		} else {
@@ -433,7 +433,8 @@ static void fuzz_write(struct fuzz *f)
 		expect_err = EFAULT;
 	} else {
 		memcpy(copy, p, len);
-		if (copy[0] < '0' || copy[0] > '2' || (len == 2 && copy[1] != '\n')) {
+		if (copy[0] < '0' || copy[0] >= '0' + ZS_NR_POLICIES ||
+		    (len == 2 && copy[1] != '\n')) {
 			expect_err = EINVAL;
 		} else {
 			expect_err = 0;

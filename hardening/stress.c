@@ -89,7 +89,7 @@ struct wstats {
 	pid_t tid;
 	unsigned long flips;		/* policy changes by the thread itself */
 	unsigned long proc_flips;	/* ... of them through its own /proc file */
-	unsigned long zero[ZS_NR_POLICIES + 1];	/* [3]: supervised, policy unknown */
+	unsigned long zero[ZS_NR_POLICIES + 1];	/* [ZS_NR_POLICIES]: supervised, policy unknown */
 	unsigned long zero_return_checked;	/* RETURN, voluntary switches checked */
 	unsigned long nonzero;
 	unsigned long kinds[NR_KINDS];
@@ -307,7 +307,7 @@ static void one_sleep(struct worker *c)
 		w->zero[c->strict ? policy : ZS_NR_POLICIES]++;
 		if (err == EINTR) {
 			w->eintr_zero++;
-			if (c->strict && policy != ZS_FULL_SLACK)
+			if (c->strict && !zs_sleeps(policy))
 				FAIL(w, "%s %s: zero-length sleep under %s failed with EINTR",
 				     kind_names[kind], zs_clock_name(clk), zs_policy_name(policy));
 		}

@@ -28,12 +28,10 @@ TOP=$(dirname "$MANDIR")
 INCDIR=${ZEROSLEEP_INCDIR:-$TOP/libc-wrapper/include}
 LIBDIR=${ZEROSLEEP_LIBDIR:-$TOP/build/libc-wrapper}
 CC=${CC:-cc}
-CFLAGS="-std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -I$TOP/uapi"
+CFLAGS="-std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE"
 
 # Pages that must carry at least one example program.
 PAGES_WITH_PROGRAMS="
-man2const/PR_SET_TIMERSLACK_ZERO_POLICY.2const
-man2const/PR_GET_TIMERSLACK_ZERO_POLICY.2const
 man3/zerosleep_set_policy.3
 man3/zerosleep_is_supported.3
 "

@@ -18,10 +18,15 @@ desc="make install PREFIX=/usr DESTDIR=..." t make -s -C "$top" install PREFIX=/
 for f in usr/include/zerosleep.h usr/bin/zerosleep; do
 	desc="installed /$f" t test -f "$dest/$f"
 done
-desc="installed libzerosleep.so.1 and libzerosleep.a" \
-	t bash -c "ls '$dest'/usr/lib*/libzerosleep.so.1 '$dest'/usr/lib*/libzerosleep.a ||
-		ls '$dest'/usr/lib/*/libzerosleep.so.1 '$dest'/usr/lib/*/libzerosleep.a"
+desc="installed libzerosleep.so.2 and libzerosleep.a" \
+	t bash -c "ls '$dest'/usr/lib*/libzerosleep.so.2 '$dest'/usr/lib*/libzerosleep.a ||
+		ls '$dest'/usr/lib/*/libzerosleep.so.2 '$dest'/usr/lib/*/libzerosleep.a"
 desc="installed zerosleep.pc" t bash -c "find '$dest' -name zerosleep.pc | grep -q ."
+desc="installed libzerosleep-preload.so where the launcher looks for it" \
+	t bash -c "f=\$(find '$dest' -name libzerosleep-preload.so) && [ -n \"\$f\" ] &&
+		grep -aq \"\${f#$dest}\" '$dest/usr/bin/zerosleep'"
+desc="the installed launcher runs: zerosleep --version" \
+	t bash -c "'$dest/usr/bin/zerosleep' --version | grep -qx 'zerosleep (zerosleep) 2.0.0'"
 for page in $(cd "$top/man" && ls man*/*); do
 	f=$dest/usr/share/man/$page
 	desc="installed and man -l renders /usr/share/man/$page" \

@@ -182,6 +182,7 @@ host_checks() {
 		check docs "RST parses without warnings: $f" /usr/bin/python3 scripts/check-rst.py "build/linux/$f"
 	done
 	tap install scripts/check-install.sh
+	tap apply-series scripts/test-apply-series.sh
 	tap lib-host make -s -C libc-wrapper O="$top/build/libc-wrapper" check-host
 	tap lib-sanitize make -s -C libc-wrapper O="$top/build/libc-wrapper-san" check-sanitize
 	tap lib-valgrind make -s -C libc-wrapper O="$top/build/libc-wrapper" check-valgrind

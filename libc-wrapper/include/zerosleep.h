@@ -5,10 +5,13 @@
  * A zero-length sleep is a nanosleep() or clock_nanosleep() whose requested
  * expiry is not in the future: a relative {0, 0}, or an absolute deadline at
  * or before the clock's current time.  A kernel with the zerosleep series
- * lets each thread pick one of three policies for such sleeps, through
- * prctl(PR_SET_TIMERSLACK_ZERO_POLICY) for itself and through
- * /proc/<pid>/task/<tid>/timerslack_zero_policy for other threads.  The
- * policy is inherited by new threads and children and kept across execve().
+ * lets each thread pick a policy for such sleeps, through
+ * prctl(PR_SET_TIMERSLACK_ZERO_POLICY) for itself or its whole process and
+ * through /proc/<pid>/task/<tid>/timerslack_zero_policy for other threads.
+ * The policy is inherited by new threads and children and kept across
+ * execve().  On a kernel without the series, libzerosleep-preload.so gives
+ * dynamically linked programs the same choice in user space; see
+ * zerosleep(1).
  *
  * Every function returns -1 and sets errno on failure.  Functions that need
  * the kernel fail with ENOTSUP when it lacks the feature; the name <-> value
@@ -20,16 +23,53 @@
 
 #include <sys/types.h>
 
+#define ZEROSLEEP_VERSION_MAJOR	2
+#define ZEROSLEEP_VERSION_MINOR	0
+#define ZEROSLEEP_VERSION_PATCH	0
+/* True if this header is version @major.@minor or newer. */
+#define ZEROSLEEP_CHECK_VERSION(major, minor)				\
+	((major) < ZEROSLEEP_VERSION_MAJOR ||				\
+	 ((major) == ZEROSLEEP_VERSION_MAJOR &&				\
+	  (minor) <= ZEROSLEEP_VERSION_MINOR))
+
+/*
+ * The kernel's numbers, for programs built against kernel headers that
+ * predate the series.  They are the same on every kernel that has it.
+ */
+#ifndef PR_SET_TIMERSLACK_ZERO_POLICY
+# define PR_SET_TIMERSLACK_ZERO_POLICY	0x545a5053	/* "TZPS" */
+#endif
+#ifndef PR_GET_TIMERSLACK_ZERO_POLICY
+# define PR_GET_TIMERSLACK_ZERO_POLICY	0x545a5047	/* "TZPG" */
+#endif
+#ifndef PR_TIMERSLACK_ZERO_DEFAULT
+# define PR_TIMERSLACK_ZERO_DEFAULT	0
+#endif
+#ifndef PR_TIMERSLACK_ZERO_RETURN
+# define PR_TIMERSLACK_ZERO_RETURN	1
+#endif
+#ifndef PR_TIMERSLACK_ZERO_SCHEDULE
+# define PR_TIMERSLACK_ZERO_SCHEDULE	2
+#endif
+#ifndef PR_TIMERSLACK_ZERO_FULL_SLACK
+# define PR_TIMERSLACK_ZERO_FULL_SLACK	3
+#endif
+#ifndef PR_TIMERSLACK_ZERO_ALL_THREADS
+# define PR_TIMERSLACK_ZERO_ALL_THREADS	1
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Sleep with the thread's timer slack, as vanilla Linux does (the default). */
-#define ZEROSLEEP_FULL_SLACK	0
+/* What the kernel does by itself (the default of every thread). */
+#define ZEROSLEEP_DEFAULT	0
 /* Return at once: no timer is armed and the scheduler is not entered. */
 #define ZEROSLEEP_RETURN	1
 /* Give up the CPU once, as sched_yield() would, then return. */
 #define ZEROSLEEP_SCHEDULE	2
+/* Sleep for the thread's timer slack, as Linux 6.12 does, on every kernel. */
+#define ZEROSLEEP_FULL_SLACK	3
 
 /**
  * zerosleep_is_supported() - does the running kernel offer the policies?
@@ -45,22 +85,39 @@ int zerosleep_is_supported(void);
 /**
  * zerosleep_get_policy() - the calling thread's zero-length sleep policy
  *
- * Return: ZEROSLEEP_FULL_SLACK, ZEROSLEEP_RETURN or ZEROSLEEP_SCHEDULE;
- * -1 with errno ENOTSUP if the kernel lacks the feature.
+ * Return: the policy, ZEROSLEEP_DEFAULT to ZEROSLEEP_FULL_SLACK (a newer
+ * kernel may return a value this header does not name); -1 with errno
+ * ENOTSUP if the kernel lacks the feature.
  */
 int zerosleep_get_policy(void);
 
 /**
  * zerosleep_set_policy() - set the calling thread's zero-length sleep policy
- * @policy: ZEROSLEEP_FULL_SLACK, ZEROSLEEP_RETURN or ZEROSLEEP_SCHEDULE
+ * @policy: ZEROSLEEP_DEFAULT, ZEROSLEEP_RETURN, ZEROSLEEP_SCHEDULE or
+ *          ZEROSLEEP_FULL_SLACK
  *
- * Threads and processes created afterwards by this thread inherit the
+ * Only the calling thread changes; threads and processes created afterwards by this thread inherit the
  * policy, and it is kept across execve().  No privilege is needed.
  *
- * Return: 0; -1 with errno EINVAL if @policy is not one of the three
+ * Return: 0; -1 with errno EINVAL if @policy is not one of the four
  * (nothing is changed), or ENOTSUP if the kernel lacks the feature.
  */
 int zerosleep_set_policy(int policy);
+
+/**
+ * zerosleep_set_process_policy() - set the policy of every thread of the process
+ * @policy: as for zerosleep_set_policy()
+ *
+ * Uses PR_TIMERSLACK_ZERO_ALL_THREADS: every thread of the calling process,
+ * including threads being created at the same time, gets @policy.  For
+ * libraries and runtimes that are loaded after threads exist.  No privilege
+ * is needed.
+ *
+ * Return: 0; -1 with errno EINVAL if @policy is not valid (nothing is
+ * changed), or ENOTSUP if the kernel lacks the feature or predates
+ * PR_TIMERSLACK_ZERO_ALL_THREADS.
+ */
+int zerosleep_set_process_policy(int policy);
 
 /**
  * zerosleep_get_tid_policy() - the zero-length sleep policy of any thread
@@ -69,8 +126,8 @@ int zerosleep_set_policy(int policy);
  *       calling thread, use zerosleep_get_policy() or gettid() for that.
  *
  * Reads /proc/<tid>/task/<tid>/timerslack_zero_policy.  A thread may always
- * read its own policy; reading another thread's needs CAP_SYS_NICE in that
- * thread's user namespace.
+ * read the threads of its own process; reading another process's needs
+ * CAP_SYS_NICE in its user namespace.
  *
  * Return: the policy; -1 with errno EINVAL if @tid <= 0, ENOTSUP if the
  * kernel lacks the feature, ESRCH if there is no such thread, EPERM without
@@ -82,7 +139,7 @@ int zerosleep_get_tid_policy(pid_t tid);
 /**
  * zerosleep_set_tid_policy() - set the zero-length sleep policy of any thread
  * @tid:    a positive thread ID, as for zerosleep_get_tid_policy()
- * @policy: ZEROSLEEP_FULL_SLACK, ZEROSLEEP_RETURN or ZEROSLEEP_SCHEDULE
+ * @policy: as for zerosleep_set_policy()
  *
  * Writes /proc/<tid>/task/<tid>/timerslack_zero_policy.  Only that one
  * thread changes; to change a whole process, call this for every entry of
@@ -98,18 +155,20 @@ int zerosleep_set_tid_policy(pid_t tid, int policy);
 
 /**
  * zerosleep_policy_name() - the canonical name of a policy
- * @policy: ZEROSLEEP_FULL_SLACK, ZEROSLEEP_RETURN or ZEROSLEEP_SCHEDULE
+ * @policy: a policy value
  *
- * Return: "full-slack", "return-immediately" or "schedule-once", a static
- * string; NULL with errno EINVAL for any other value.
+ * Return: "default", "return-immediately", "schedule-once" or "full-slack",
+ * a static string; NULL with errno EINVAL for any other value (for example
+ * one that a newer kernel returns: callers must handle NULL).
  */
 const char *zerosleep_policy_name(int policy);
 
 /**
  * zerosleep_policy_from_name() - parse a policy name
- * @name: a canonical name ("full-slack", "return-immediately",
- *        "schedule-once"), a short alias ("full", "return", "schedule") or
- *        a number ("0", "1", "2").  Matching is exact and case-sensitive.
+ * @name: a canonical name ("default", "return-immediately",
+ *        "schedule-once", "full-slack"), a short alias ("return",
+ *        "schedule", "full") or a number ("0" to "3").  Matching is exact
+ *        and case-sensitive.
  *
  * Return: the policy; -1 with errno EINVAL if @name is NULL or not one of
  * the words above.

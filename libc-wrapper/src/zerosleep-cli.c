@@ -3,12 +3,15 @@
  * zerosleep - run a command with a zero-length sleep policy, or show or
  * change the policy of a running process, in the manner of chrt(1).
  *
- *   zerosleep POLICY [--] COMMAND [ARG...]
- *   zerosleep [-a] -p PID [POLICY]
+ *   zerosleep [-q] [--kernel-only] POLICY [--] COMMAND [ARG...]
+ *   zerosleep [-a] -p [POLICY] PID
  *
- * Exit status: 0 success; 1 bad usage or bad policy, or a failed -p
- * operation; 2 the kernel lacks the feature; 126 COMMAND cannot be run;
- * 127 COMMAND not found; otherwise COMMAND's own status.
+ * With the kernel series, the policy is set with prctl() and kept across
+ * execve().  Without it, COMMAND runs with libzerosleep-preload.so in
+ * LD_PRELOAD and the policy in ZEROSLEEP_POLICY.
+ *
+ * Exit status, as env(1): 125 for the launcher's own failures, 126 when
+ * COMMAND cannot be run, 127 when it is not found, otherwise COMMAND's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,50 +27,52 @@
 #include <zerosleep.h>
 
 #ifndef ZEROSLEEP_VERSION
-# define ZEROSLEEP_VERSION "1.0"
+# define ZEROSLEEP_VERSION "2.0.0"
+#endif
+#ifndef ZEROSLEEP_PRELOAD
+# define ZEROSLEEP_PRELOAD "/usr/local/lib/zerosleep/libzerosleep-preload.so"
 #endif
 
 #define PROG "zerosleep"
+#define PRELOAD_NAME "libzerosleep-preload.so"
 
 enum {
-	EXIT_USAGE = 1,		/* bad usage or bad policy */
-	EXIT_FAIL = 1,		/* -p could not be carried out */
-	EXIT_UNSUPPORTED = 2,	/* the kernel lacks the feature */
+	EXIT_FAIL = 125,	/* the launcher's own failure */
 	EXIT_CANNOT_INVOKE = 126,
 	EXIT_ENOENT = 127,
 };
+
+static int quiet;
 
 static void usage(void)
 {
 	fputs(
 "Usage:\n"
 " " PROG " [options] POLICY [--] COMMAND [ARG...]\n"
-" " PROG " [options] -p PID [POLICY]\n"
+" " PROG " [options] -p [POLICY] PID\n"
 "\n"
-"Run COMMAND with the given zero-length sleep policy, or show or change\n"
-"the policy of an existing process.\n"
-"\n"
-"A zero-length sleep is a nanosleep() or clock_nanosleep() that asks to\n"
-"sleep until a time that is not in the future, such as sleep(0), usleep(0)\n"
-"or Python's time.sleep(0).  The policy is per thread, inherited by new\n"
-"threads and child processes, and kept across execve().\n"
+"Run COMMAND with a zero-length sleep policy, or show or change the policy\n"
+"of an existing process.\n"
 "\n"
 "Policies:\n"
-" full-slack, full, 0              sleep for the thread's timer slack (default)\n"
+" default, 0                       what the kernel does by itself\n"
 " return-immediately, return, 1    return at once\n"
 " schedule-once, schedule, 2       give up the CPU once, then return\n"
+" full-slack, full, 3              sleep for the timer slack, as Linux 6.12\n"
 "\n"
 "Options:\n"
-" -a, --all-tasks   show or change every thread of PID, not only PID itself\n"
-" -p, --pid PID     show or change the process PID instead of running COMMAND\n"
-" -h, --help        display this help and exit\n"
-" -V, --version     display version information and exit\n"
+" -a, --all-tasks   with -p: every thread of PID, not only PID itself\n"
+" -p, --pid         show or change the process PID instead of running COMMAND\n"
+" -q, --quiet       no notice when the preload fallback is used\n"
+"     --kernel-only fail instead of using the preload fallback\n"
+" -h, --help        display this help\n"
+" -V, --version     display version\n"
 "\n"
-"Showing or changing a process other than itself needs CAP_SYS_NICE.\n"
+"Examples:\n"
+" " PROG " return -- python3 game.py\n"
+" " PROG " -a -p schedule 1234\n"
 "\n"
-"Exit status: 0 on success, 1 for bad usage or a failed change, 2 if the\n"
-"kernel lacks zero-length sleep policies, 126 if COMMAND cannot be run,\n"
-"127 if it is not found; otherwise the exit status of COMMAND.\n",
+"For more details see zerosleep(1).\n",
 	      stdout);
 }
 
@@ -81,7 +86,7 @@ static int close_stdout(void)
 	return EXIT_SUCCESS;
 }
 
-/* Print a one-line usage error and exit with status 1. */
+/* Print a one-line usage error and exit with status 125. */
 static void __attribute__((noreturn, format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
 {
@@ -92,25 +97,34 @@ usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputs(" (try '" PROG " --help')\n", stderr);
-	exit(EXIT_USAGE);
+	exit(EXIT_FAIL);
 }
 
-static void __attribute__((noreturn)) unsupported(void)
+static void __attribute__((noreturn)) no_kernel_support(const char *what)
 {
-	fputs(PROG ": this kernel lacks zero-length sleep policies "
-	      "(PR_SET_TIMERSLACK_ZERO_POLICY is not supported)\n", stderr);
-	exit(EXIT_UNSUPPORTED);
+	fprintf(stderr, PROG ": %s needs a kernel with zero-length sleep "
+		"policies, which this one lacks; start the program with '"
+		PROG " POLICY COMMAND' instead\n", what);
+	exit(EXIT_FAIL);
+}
+
+static int is_number(const char *word)
+{
+	const char *p = word;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return p != word && !*p;
 }
 
 static int parse_policy(const char *word)
 {
 	int policy = zerosleep_policy_from_name(word);
 
-	if (policy < 0) {
-		fprintf(stderr, PROG ": unknown policy '%s' (expected full-slack, "
-			"return-immediately or schedule-once)\n", word);
-		exit(EXIT_USAGE);
-	}
+	if (policy < 0)
+		usage_error("unknown policy '%s' (expected default, "
+			    "return-immediately, schedule-once or full-slack)",
+			    word);
 	return policy;
 }
 
@@ -133,7 +147,7 @@ static pid_t parse_pid(const char *word)
 static int report(const char *what, const char *kind, pid_t tid, int err)
 {
 	if (err == ENOTSUP)
-		unsupported();
+		no_kernel_support("-p");
 	fprintf(stderr, PROG ": cannot %s the policy of %s %d: %s\n",
 		what, kind, (int)tid, strerror(err));
 	return EXIT_FAIL;
@@ -248,28 +262,164 @@ static int all_tasks(pid_t pid, int policy)
 	return status;
 }
 
-int main(int argc, char **argv)
+/* Set one thread; say so when the process has others (-a sets them all). */
+static int set_one(pid_t pid, int policy)
 {
-	static const struct option longopts[] = {
-		{ "all-tasks",	no_argument,		NULL, 'a' },
-		{ "pid",	required_argument,	NULL, 'p' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ "version",	no_argument,		NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *pid_word = NULL;
-	int all = 0, c, policy, status;
-	char optname[3] = "-?";
+	pid_t *tids = NULL;
+	int n;
+
+	if (zerosleep_set_tid_policy(pid, policy) < 0)
+		return report("set", "pid", pid, errno);
+	n = list_tasks(pid, &tids);
+	free(tids);
+	if (n > 1 && !quiet)
+		fprintf(stderr, PROG ": changed thread %d only; the other %d "
+			"threads of its process keep their policy (-a changes "
+			"them all)\n", (int)pid, n - 1);
+	return EXIT_SUCCESS;
+}
+
+static int do_pid(int argc, char **argv, int all)
+{
+	int policy = -1, status;
 	pid_t pid;
 
+	if (argc < 1)
+		usage_error("option '-p' needs a PID");
+	if (argc > 2)
+		usage_error("too many arguments, starting at '%s'", argv[2]);
+	/* The order of v1 and of habit elsewhere: -p PID POLICY. */
+	if (argc == 2 && is_number(argv[0]) && !is_number(argv[1]) &&
+	    zerosleep_policy_from_name(argv[1]) >= 0)
+		usage_error("invalid PID '%s': the order is -p POLICY PID, as "
+			    "with chrt", argv[1]);
+	if (argc == 2)
+		policy = parse_policy(argv[0]);
+	pid = parse_pid(argv[argc - 1]);
+	if (!zerosleep_is_supported())
+		no_kernel_support("-p");
+	if (all)
+		status = all_tasks(pid, policy);
+	else if (policy < 0)
+		status = show("pid", pid, 0);
+	else
+		status = set_one(pid, policy);
+	if (close_stdout() != EXIT_SUCCESS && status == EXIT_SUCCESS)
+		status = EXIT_FAIL;
+	return status;
+}
+
+/* The preload library: next to this program (a build tree), or installed. */
+static const char *find_preload(char *buf, size_t size)
+{
+	ssize_t n;
+	char *slash;
+
+	n = readlink("/proc/self/exe", buf, size - sizeof(PRELOAD_NAME) - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		slash = strrchr(buf, '/');
+		if (slash) {
+			strcpy(slash + 1, PRELOAD_NAME);
+			if (access(buf, R_OK) == 0)
+				return buf;
+		}
+	}
+	if (access(ZEROSLEEP_PRELOAD, R_OK) == 0)
+		return ZEROSLEEP_PRELOAD;
+	return NULL;
+}
+
+/* Put @path first in LD_PRELOAD, unless it is there already. */
+static int add_preload(const char *path)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t len = strlen(path);
+	const char *p;
+	char *list;
+	int ret;
+
+	for (p = old; p && *p; p += strcspn(p, " :")) {
+		p += strspn(p, " :");
+		if (strncmp(p, path, len) == 0 && (p[len] == '\0' ||
+		    p[len] == ' ' || p[len] == ':'))
+			return 0;
+	}
+	if (!old || !*old)
+		return setenv("LD_PRELOAD", path, 1);
+	list = malloc(len + 1 + strlen(old) + 1);
+	if (!list)
+		return -1;
+	sprintf(list, "%s:%s", path, old);
+	ret = setenv("LD_PRELOAD", list, 1);
+	free(list);
+	return ret;
+}
+
+static void fallback(int policy, int kernel_only)
+{
+	char buf[PATH_MAX];
+	const char *path;
+
+	if (kernel_only) {
+		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
+			"policies and --kernel-only was given (without it, "
+			PRELOAD_NAME " would be used)\n");
+		exit(EXIT_FAIL);
+	}
+	path = find_preload(buf, sizeof(buf));
+	if (!path) {
+		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
+			"policies and " PRELOAD_NAME " is not installed (looked "
+			"next to " PROG " and in " ZEROSLEEP_PRELOAD ")\n");
+		exit(EXIT_FAIL);
+	}
+	if (path[strcspn(path, " :")]) {
+		fprintf(stderr, PROG ": cannot preload '%s': LD_PRELOAD cannot "
+			"name a path with a space or colon\n", path);
+		exit(EXIT_FAIL);
+	}
+	if (setenv("ZEROSLEEP_POLICY", zerosleep_policy_name(policy), 1) < 0 ||
+	    add_preload(path) < 0) {
+		fprintf(stderr, PROG ": cannot set the environment: %s\n",
+			strerror(errno));
+		exit(EXIT_FAIL);
+	}
+	if (!quiet)
+		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
+			"policies; using " PRELOAD_NAME " (dynamically linked "
+			"programs only; -q silences this)\n");
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_KERNEL_ONLY = 256 };
+	static const struct option longopts[] = {
+		{ "all-tasks",	 no_argument, NULL, 'a' },
+		{ "pid",	 no_argument, NULL, 'p' },
+		{ "quiet",	 no_argument, NULL, 'q' },
+		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
+		{ "help",	 no_argument, NULL, 'h' },
+		{ "version",	 no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int all = 0, pid_mode = 0, kernel_only = 0, c, policy, err;
+	char optname[3] = "-?";
+
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:ap:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+apqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			all = 1;
 			break;
 		case 'p':
-			pid_word = optarg;
+			pid_mode = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case OPT_KERNEL_ONLY:
+			kernel_only = 1;
 			break;
 		case 'h':
 			usage();
@@ -277,8 +427,6 @@ int main(int argc, char **argv)
 		case 'V':
 			printf(PROG " (zerosleep) " ZEROSLEEP_VERSION "\n");
 			return close_stdout();
-		case ':':
-			usage_error("option '%s' needs a PID", argv[optind - 1]);
 		default:
 			if (optopt) {
 				optname[1] = (char)optopt;
@@ -288,29 +436,11 @@ int main(int argc, char **argv)
 		}
 	}
 
-	if (pid_word) {
-		pid = parse_pid(pid_word);
-		if (argc - optind > 1)
-			usage_error("too many arguments, starting at '%s'",
-				    argv[optind + 1]);
-		policy = optind < argc ? parse_policy(argv[optind]) : -1;
-		if (!zerosleep_is_supported())
-			unsupported();
-		if (all)
-			status = all_tasks(pid, policy);
-		else if (policy < 0)
-			status = show("pid", pid, 0);
-		else if (zerosleep_set_tid_policy(pid, policy) < 0)
-			status = report("set", "pid", pid, errno);
-		else
-			status = EXIT_SUCCESS;
-		if (close_stdout() != EXIT_SUCCESS && status == EXIT_SUCCESS)
-			status = EXIT_FAIL;
-		return status;
-	}
+	if (pid_mode)
+		return do_pid(argc - optind, argv + optind, all);
 
 	if (all)
-		usage_error("option '%s' needs -p PID", "-a");
+		usage_error("option '%s' needs -p", "-a");
 	if (optind >= argc)
 		usage_error("no policy given");
 	policy = parse_policy(argv[optind++]);
@@ -318,18 +448,18 @@ int main(int argc, char **argv)
 		optind++;
 	if (optind >= argc)
 		usage_error("no command given");
-	if (!zerosleep_is_supported())
-		unsupported();
-	if (zerosleep_set_policy(policy) < 0) {
-		if (errno == ENOTSUP)
-			unsupported();
-		fprintf(stderr, PROG ": cannot set the policy: %s\n", strerror(errno));
+
+	if (!zerosleep_is_supported()) {
+		fallback(policy, kernel_only);
+	} else if (zerosleep_set_policy(policy) < 0) {
+		fprintf(stderr, PROG ": cannot set the policy: %s\n",
+			strerror(errno));
 		return EXIT_FAIL;
 	}
 
 	execvp(argv[optind], argv + optind);
-	status = errno == ENOENT ? EXIT_ENOENT : EXIT_CANNOT_INVOKE;
+	err = errno;
 	fprintf(stderr, PROG ": failed to execute '%s': %s\n", argv[optind],
-		strerror(errno));
-	return status;
+		strerror(err));
+	return err == ENOENT ? EXIT_ENOENT : EXIT_CANNOT_INVOKE;
 }

@@ -2,8 +2,8 @@
 /*
  * libzerosleep: get and set the zero-length sleep policy of a thread.
  *
- * The calling thread is served by prctl(PR_[GS]ET_TIMERSLACK_ZERO_POLICY),
- * any thread by /proc/<tid>/task/<tid>/timerslack_zero_policy.  Whether the
+ * The calling thread and its process are served by
+ * prctl(PR_[GS]ET_TIMERSLACK_ZERO_POLICY), any thread by /proc/<tid>/task/<tid>/timerslack_zero_policy.  Whether the
  * kernel has the feature is probed once, with PR_GET_TIMERSLACK_ZERO_POLICY,
  * which a kernel without it rejects with EINVAL; from then on every call that
  * needs the kernel fails with ENOTSUP instead, so that callers never have to
@@ -21,10 +21,8 @@
 
 #include <zerosleep.h>
 
-#ifndef PR_SET_TIMERSLACK_ZERO_POLICY
-# error "<linux/prctl.h> lacks PR_SET_TIMERSLACK_ZERO_POLICY: add -I<zerosleep source>/uapi"
-#endif
-
+_Static_assert(ZEROSLEEP_DEFAULT == PR_TIMERSLACK_ZERO_DEFAULT,
+	       "ZEROSLEEP_DEFAULT differs from the kernel's value");
 _Static_assert(ZEROSLEEP_FULL_SLACK == PR_TIMERSLACK_ZERO_FULL_SLACK,
 	       "ZEROSLEEP_FULL_SLACK differs from the kernel's value");
 _Static_assert(ZEROSLEEP_RETURN == PR_TIMERSLACK_ZERO_RETURN,
@@ -68,8 +66,7 @@ ZS_EXPORT int zerosleep_is_supported(void)
 
 static int valid_policy(int policy)
 {
-	return policy == ZEROSLEEP_FULL_SLACK || policy == ZEROSLEEP_RETURN ||
-	       policy == ZEROSLEEP_SCHEDULE;
+	return policy >= ZEROSLEEP_DEFAULT && policy <= ZEROSLEEP_FULL_SLACK;
 }
 
 static int fail(int err)
@@ -94,6 +91,22 @@ ZS_EXPORT int zerosleep_set_policy(int policy)
 	if (zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, (unsigned long)policy,
 		     0UL, 0UL, 0UL) < 0)
 		return -1;
+	return 0;
+}
+
+ZS_EXPORT int zerosleep_set_process_policy(int policy)
+{
+	if (!valid_policy(policy))
+		return fail(EINVAL);
+	if (!zerosleep_is_supported())
+		return fail(ENOTSUP);
+	if (zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, (unsigned long)policy,
+		     (unsigned long)PR_TIMERSLACK_ZERO_ALL_THREADS, 0UL, 0UL) < 0) {
+		/* The policy is valid: EINVAL means a kernel without the flag. */
+		if (errno == EINVAL)
+			errno = ENOTSUP;
+		return -1;
+	}
 	return 0;
 }
 
@@ -239,15 +252,17 @@ static const struct {
 	int policy;
 } policy_names[] = {
 	/* The canonical name of each policy comes first. */
-	{ "full-slack",		ZEROSLEEP_FULL_SLACK },
+	{ "default",		ZEROSLEEP_DEFAULT },
 	{ "return-immediately",	ZEROSLEEP_RETURN },
 	{ "schedule-once",	ZEROSLEEP_SCHEDULE },
-	{ "full",		ZEROSLEEP_FULL_SLACK },
+	{ "full-slack",		ZEROSLEEP_FULL_SLACK },
 	{ "return",		ZEROSLEEP_RETURN },
 	{ "schedule",		ZEROSLEEP_SCHEDULE },
-	{ "0",			ZEROSLEEP_FULL_SLACK },
+	{ "full",		ZEROSLEEP_FULL_SLACK },
+	{ "0",			ZEROSLEEP_DEFAULT },
 	{ "1",			ZEROSLEEP_RETURN },
 	{ "2",			ZEROSLEEP_SCHEDULE },
+	{ "3",			ZEROSLEEP_FULL_SLACK },
 };
 
 ZS_EXPORT const char *zerosleep_policy_name(int policy)

@@ -8,7 +8,9 @@
 # `pkg-config --cflags --libs zerosleep` (PKG_CONFIG_PATH and
 # PKG_CONFIG_SYSROOT_DIR point into DESTDIR), then run against the
 # installed library.  Also checks the soname, the exported symbols and
-# their version, the static library, the launcher's linkage, and uninstall.
+# their versions, the static library, the preload library, that the
+# launcher runs and finds the preload library without any help, and
+# uninstall.
 #
 # Environment: O (the build directory), MAKE, CC.
 # Conditions are passed to check() in single quotes and evaluated there, so
@@ -50,16 +52,21 @@ run() { "$@" >"$D/log" 2>&1; }
 api="zerosleep_get_policy zerosleep_get_tid_policy zerosleep_is_supported
 zerosleep_policy_from_name zerosleep_policy_name zerosleep_set_policy
 zerosleep_set_tid_policy"
+api2="zerosleep_set_process_policy"
 
 check "make install PREFIX=$prefix DESTDIR=..." \
 	run "$MAKE" -C "$src" --no-print-directory O="$B" PREFIX=$prefix \
 		DESTDIR="$dest" install
 
 check "the real library, the two symlinks and the archive are installed" \
-	eval '[[ -f $dest$libdir/libzerosleep.so.1.0.0 && ! -L $dest$libdir/libzerosleep.so.1.0.0 &&
-	        $(readlink "$dest$libdir/libzerosleep.so.1") == libzerosleep.so.1.0.0 &&
-	        $(readlink "$dest$libdir/libzerosleep.so") == libzerosleep.so.1 &&
+	eval '[[ -f $dest$libdir/libzerosleep.so.2.0.0 && ! -L $dest$libdir/libzerosleep.so.2.0.0 &&
+	        $(readlink "$dest$libdir/libzerosleep.so.2") == libzerosleep.so.2.0.0 &&
+	        $(readlink "$dest$libdir/libzerosleep.so") == libzerosleep.so.2 &&
 	        -f $dest$libdir/libzerosleep.a ]]'
+check "the preload library is installed in LIBDIR/zerosleep and exports only the five sleep functions" \
+	eval '[[ -f $dest$libdir/zerosleep/libzerosleep-preload.so ]] &&
+	      [[ $(nm -D --defined-only "$dest$libdir/zerosleep/libzerosleep-preload.so" |
+	           awk "{ print \$3 }" | sort | tr "\n" " ") == "clock_nanosleep nanosleep sleep thrd_sleep usleep " ]]'
 check "the header, zerosleep.pc and the launcher are installed" \
 	eval '[[ -f $dest$prefix/include/zerosleep.h &&
 	        -f $dest$libdir/pkgconfig/zerosleep.pc &&
@@ -74,17 +81,18 @@ done
 check "each page of ../man/man1 and man3 is installed ($manpages found)" \
 	eval '((manpages >= 0))'
 
-check "readelf -d: SONAME is libzerosleep.so.1" \
-	eval 'readelf -d "$dest$libdir/libzerosleep.so.1.0.0" |
-	      grep -q "(SONAME).*\[libzerosleep.so.1\]"'
+check "readelf -d: SONAME is libzerosleep.so.2" \
+	eval 'readelf -d "$dest$libdir/libzerosleep.so.2.0.0" |
+	      grep -q "(SONAME).*\[libzerosleep.so.2\]"'
 
-# Every defined dynamic symbol: the API, each at ZEROSLEEP_1.0 (default),
-# and the version node itself.
-nm -D --defined-only "$dest$libdir/libzerosleep.so.1.0.0" >"$D/nm"
+# Every defined dynamic symbol: the API, each in the node of the release
+# that added it, and the version nodes themselves.
+nm -D --defined-only "$dest$libdir/libzerosleep.so.2.0.0" >"$D/nm"
 want=$( (for f in $api; do echo "T $f@@ZEROSLEEP_1.0"; done
-	 echo "A ZEROSLEEP_1.0") | sort)
+	 for f in $api2; do echo "T $f@@ZEROSLEEP_2.0"; done
+	 echo "A ZEROSLEEP_1.0"; echo "A ZEROSLEEP_2.0") | sort)
 got=$(awk '{ print $2, $3 }' "$D/nm" | sort)
-check "nm -D exports only the API, each as @@ZEROSLEEP_1.0" \
+check "nm -D exports only the API, at ZEROSLEEP_1.0 and ZEROSLEEP_2.0" \
 	eval '[[ $got == "$want" ]] ||
 	      { echo "$want" >"$D/want"; echo "$got" >"$D/got"; diff "$D/want" "$D/got" >"$D/log"; false; }'
 
@@ -95,8 +103,8 @@ export PKG_CONFIG_SYSROOT_DIR=$dest
 # would drop; keep them so that they point into DESTDIR.
 export PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
 
-check "pkg-config --modversion zerosleep is 1.0.0" \
-	eval '[[ $(pkg-config --modversion zerosleep) == 1.0.0 ]]'
+check "pkg-config --modversion zerosleep is 2.0.0" \
+	eval '[[ $(pkg-config --modversion zerosleep) == 2.0.0 ]]'
 flags=$(pkg-config --cflags --libs zerosleep)
 echo "# pkg-config --cflags --libs zerosleep: $flags"
 check "pkg-config --cflags --libs points into DESTDIR" \
@@ -111,23 +119,30 @@ cat >"$D/consumer.c" <<'EOF'
 
 int main(void)
 {
+#if !ZEROSLEEP_CHECK_VERSION(2, 0)
+# error "ZEROSLEEP_CHECK_VERSION(2, 0) is false"
+#endif
 	int policy = zerosleep_policy_from_name("return");
-	const char *name = zerosleep_policy_name(policy);
+	const char *name = zerosleep_policy_name(policy), *got_name;
 	int supported = zerosleep_is_supported();
 	int got = zerosleep_get_policy();
 
+	/* A newer kernel may return a value this library has no name for. */
+	got_name = got >= 0 ? zerosleep_policy_name(got) : strerror(errno);
 	printf("%s %d %s\n", name ? name : "(null)", supported,
-	       got >= 0 ? zerosleep_policy_name(got) : strerror(errno));
+	       got_name ? got_name : "(unknown)");
 	return !(policy == ZEROSLEEP_RETURN && name &&
+		 PR_SET_TIMERSLACK_ZERO_POLICY == 0x545a5053 &&
 		 (supported ? got >= 0 : got == -1 && errno == ENOTSUP));
 }
 EOF
 # What the consumer should print here.
 if [[ -e /proc/self/timerslack_zero_policy ]]; then
 	case $(cat /proc/self/timerslack_zero_policy) in
-	0) expected="return-immediately 1 full-slack" ;;
+	0) expected="return-immediately 1 default" ;;
 	1) expected="return-immediately 1 return-immediately" ;;
-	*) expected="return-immediately 1 schedule-once" ;;
+	2) expected="return-immediately 1 schedule-once" ;;
+	*) expected="return-immediately 1 full-slack" ;;
 	esac
 else
 	expected="return-immediately 0 Operation not supported"
@@ -136,12 +151,12 @@ fi
 # shellcheck disable=SC2086 # $flags is a list of options
 check "a consumer compiles and links with only the pkg-config flags" \
 	run "$CC" -std=c11 -Wall -Wextra -Werror -o "$D/consumer" "$D/consumer.c" $flags
-check "the consumer needs libzerosleep.so.1 and has versioned references" \
-	eval 'readelf -d "$D/consumer" | grep -q "(NEEDED).*\[libzerosleep.so.1\]" &&
+check "the consumer needs libzerosleep.so.2 and has versioned references" \
+	eval 'readelf -d "$D/consumer" | grep -q "(NEEDED).*\[libzerosleep.so.2\]" &&
 	      objdump -T "$D/consumer" | grep -q "ZEROSLEEP_1.0.*zerosleep_policy_name"'
-check "the consumer resolves libzerosleep.so.1 inside DESTDIR" \
+check "the consumer resolves libzerosleep.so.2 inside DESTDIR" \
 	eval 'LD_LIBRARY_PATH=$dest$libdir ldd "$D/consumer" |
-	      grep -q "libzerosleep.so.1 => $dest$libdir/libzerosleep.so.1"'
+	      grep -q "libzerosleep.so.2 => $dest$libdir/libzerosleep.so.2"'
 out=$(LD_LIBRARY_PATH=$dest$libdir "$D/consumer" 2>&1)
 check "the consumer runs against the installed library: '$out'" \
 	eval '[[ $out == "$expected" ]] || { echo "expected: $expected" >"$D/log"; false; }'
@@ -155,20 +170,23 @@ check "the static consumer needs no shared libzerosleep and runs: '$out'" \
 	eval '[[ $out == "$expected" ]] && ! readelf -d "$D/consumer-static" 2>/dev/null | grep -q libzerosleep'
 
 if command -v c++ >/dev/null; then
-	echo '#include <zerosleep.h>
+	echo '#include <sys/prctl.h>
+#include <zerosleep.h>
 int main() { return zerosleep_policy_name(ZEROSLEEP_FULL_SLACK) == nullptr; }' >"$D/consumer.cc"
 	# shellcheck disable=SC2086
 	check "the header works from C++" \
 		run c++ -std=c++11 -Wall -Wextra -Werror -o "$D/consumer-cc" "$D/consumer.cc" $flags
 fi
 
-check "the installed launcher needs libzerosleep.so.1 and has no rpath" \
+check "the installed launcher has the library linked in: no libzerosleep.so, no rpath" \
 	eval 'readelf -d "$dest$prefix/bin/zerosleep" >"$D/log" &&
-	      grep -q "(NEEDED).*\[libzerosleep.so.1\]" "$D/log" &&
+	      ! grep -q "(NEEDED).*libzerosleep" "$D/log" &&
 	      ! grep -Eq "RPATH|RUNPATH" "$D/log"'
-out=$(LD_LIBRARY_PATH=$dest$libdir "$dest$prefix/bin/zerosleep" --version 2>&1)
-check "the installed launcher runs with the installed library: '$out'" \
-	eval '[[ $out == "zerosleep (zerosleep) 1.0" ]]'
+out=$("$dest$prefix/bin/zerosleep" --version 2>&1)
+check "the installed launcher runs without LD_LIBRARY_PATH: '$out'" \
+	eval '[[ $out == "zerosleep (zerosleep) 2.0.0" ]]'
+check "the installed launcher looks for the preload in $libdir/zerosleep" \
+	eval 'grep -aq "$libdir/zerosleep/libzerosleep-preload.so" "$dest$prefix/bin/zerosleep"'
 
 check "make uninstall" \
 	run "$MAKE" -C "$src" --no-print-directory O="$B" PREFIX=$prefix \

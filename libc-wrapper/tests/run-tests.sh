@@ -8,8 +8,9 @@
 #   run-tests.sh supported|unsupported
 #
 # Environment: O (the build directory, default ../../build/libc-wrapper from
-# here); TEST_WRAPPER and CLI_WRAPPER, commands such as valgrind to run the
-# test programs and the launcher under.  Reads only the source and build
+# here); TEST_WRAPPER, CLI_WRAPPER and PRELOAD_WRAPPER, commands such as
+# valgrind to run the test programs, the launcher and the programs under
+# the preload library with.  Reads only the source and build
 # trees; writes only under $TMPDIR (default /tmp).
 set -u
 # The loop that reads each program's output runs in this shell (no /dev/fd
@@ -74,12 +75,14 @@ part() {
 	fi
 }
 
-if [[ ! -x $B/zerosleep || ! -x $B/test-lib || ! -x $B/test-internal ]]; then
+if [[ ! -x $B/zerosleep || ! -x $B/test-lib || ! -x $B/test-internal ||
+      ! -x $B/test-preload ]]; then
 	echo "# $B lacks the programs: run 'make all tests' in libc-wrapper first"
 fi
 
 part test-lib "${wrapper[@]}" "$B/test-lib"
 part test-internal "${wrapper[@]}" "$B/test-internal"
+part test-preload "${wrapper[@]}" "$B/test-preload"
 part test-cli "$here/test-cli.sh"
 
 echo "1..$n"

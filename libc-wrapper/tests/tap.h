@@ -49,7 +49,7 @@ diag(const char *fmt, ...)
  * Check that a call failed with -1 and @want_errno; on failure say what it
  * did instead.
  */
-static void __attribute__((format(printf, 4, 5)))
+static void __attribute__((format(printf, 4, 5), unused))
 ok_fail(long ret, int err, int want_errno, const char *fmt, ...)
 {
 	char desc[512];

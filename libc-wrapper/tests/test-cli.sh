@@ -4,11 +4,14 @@
 # Tests of the zerosleep launcher, TAP on stdout.
 #
 # ZEROSLEEP_EXPECT=unsupported (a kernel without the feature): the command
-# line, messages and exit statuses, and exit status 2 for anything that
-# needs the kernel.
-# ZEROSLEEP_EXPECT=supported (the patched kernel, as root): that the policy
-# really reaches the command, its threads and its children, -p and -a, the
-# speed-up of time.sleep(0), EPERM for an unprivileged user, 126 and 127.
+# line, messages and exit statuses; that COMMAND runs with the preload
+# fallback, which speeds an unchanged Python time.sleep(0) loop up at least
+# 100 times; -q and --kernel-only; 125 for -p.
+# ZEROSLEEP_EXPECT=supported (the patched kernel, as root): that the kernel
+# path is taken (no preload), that the policy really reaches the command,
+# its threads and its children, -p and -a, the speed-up of time.sleep(0),
+# EPERM for an unprivileged user.
+# Both: 125 for the launcher's own failures, 126 and 127 for COMMAND's.
 #
 # Environment: O, the build directory (default ../../build/libc-wrapper
 # from here); ZEROSLEEP, the launcher to test (default $O/zerosleep);
@@ -39,7 +42,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/zerosleep-cli.XXXXXX") || exit 1
 # library, in a directory it can read.
 NB=$T/nobody
 mkdir -p "$NB"
-cp "$ZS" "$NB/zerosleep" && cp -P "$B"/libzerosleep.so* "$NB/" 2>/dev/null
+cp "$ZS" "$NB/zerosleep" && cp "$B/libzerosleep-preload.so" "$NB/" 2>/dev/null
 chmod 0755 "$T" "$NB"
 chmod -R a+rX "$NB"
 NBZS=$NB/zerosleep
@@ -102,9 +105,9 @@ one_error_line() {
 		grep -qF -- "$word" "$T/err" || return 1
 	done
 }
-# usage_error WORD: exit 1, one line naming 'WORD', nothing on stdout.
+# usage_error WORD: exit 125, one line naming 'WORD', nothing on stdout.
 usage_error() {
-	status_is 1 && stdout_empty && one_error_line "'$1'"
+	status_is 125 && stdout_empty && one_error_line "'$1'"
 }
 no_file() { [[ ! -e $1 ]]; }
 
@@ -138,99 +141,176 @@ test_common() {
 	check "--help: exit 0, usage on stdout, nothing on stderr" \
 		eval 'status_is 0 && grep -q "^Usage:" "$T/out" && stderr_empty'
 	check "--help lists the policies and their aliases" \
-		eval 'grep -q "full-slack, full, 0" "$T/out" &&
-		      grep -q "return-immediately, return, 1" "$T/out" &&
-		      grep -q "schedule-once, schedule, 2" "$T/out"'
+		eval 'grep -q "^ default, 0 " "$T/out" &&
+		      grep -q "^ return-immediately, return, 1 " "$T/out" &&
+		      grep -q "^ schedule-once, schedule, 2 " "$T/out" &&
+		      grep -q "^ full-slack, full, 3 " "$T/out"'
+	check "--help ends with a pointer to zerosleep(1), at most 79 columns" \
+		eval '[[ $(tail -n 1 "$T/out") == "For more details see zerosleep(1)." ]] &&
+		      ! grep -q ".\{80\}" "$T/out"'
 	zs -h
 	check "-h: exit 0 with the usage" \
 		eval 'status_is 0 && grep -q "^Usage:" "$T/out"'
 	zs --version
-	check "--version: exit 0, 'zerosleep (zerosleep) 1.0'" \
-		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 1.0" && stderr_empty'
+	check "--version: exit 0, 'zerosleep (zerosleep) 2.0.0'" \
+		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 2.0.0" && stderr_empty'
 	zs -V
 	check "-V: exit 0 with the version" \
-		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 1.0"'
+		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 2.0.0"'
 	if [[ -w /dev/full ]]; then
 		last_args="--help >/dev/full"
 		"${wrapper[@]}" "$ZS" --help >/dev/full 2>"$T/err"
 		rc=$?
-		check "--help to a full device: exit 1, a write error" \
-			eval 'status_is 1 && one_error_line "write error"'
+		check "--help to a full device: exit 125, a write error" \
+			eval 'status_is 125 && one_error_line "write error"'
 	else
 		check "/dev/full exists for the write-error test" false
 	fi
 
-	# Bad policy words: exit 1 naming the word, the command never runs.
-	for w in "" 3 FULL Return return- bogus "full-slack " " return" 01 +1 \
-		 0x1 "return immediately"; do
+	# Bad policy words: exit 125 naming the word, the command never runs.
+	for w in "" 4 FULL Return DEFAULT return- bogus "full-slack " " return" \
+		 01 +1 0x1 "return immediately"; do
 		zs "$w" -- touch "$T/ran"
-		check "bad policy '$w': exit 1, one line naming it, COMMAND not run" \
+		check "bad policy '$w': exit 125, one line naming it, COMMAND not run" \
 			eval 'usage_error "$w" && no_file "$T/ran"'
 	done
 	zs -1 -- touch "$T/ran"
-	check "bad policy '-1' (taken for an option): exit 1 naming it" \
+	check "bad policy '-1' (taken for an option): exit 125 naming it" \
 		eval 'usage_error -1 && no_file "$T/ran"'
-	zs -p 1 bogus
-	check "-p 1 bogus: exit 1 naming 'bogus'" eval 'usage_error bogus'
-	zs -p 1 ""
-	check "-p 1 '': exit 1 naming ''" eval 'usage_error ""'
-	zs -a -p 1 FULL
-	check "-a -p 1 FULL: exit 1 naming 'FULL'" eval 'usage_error FULL'
+	zs -p bogus 1
+	check "-p bogus 1: exit 125 naming 'bogus'" eval 'usage_error bogus'
+	zs -p "" 1
+	check "-p '' 1: exit 125 naming ''" eval 'usage_error ""'
+	zs -a -p FULL 1
+	check "-a -p FULL 1: exit 125 naming 'FULL'" eval 'usage_error FULL'
+	zs -p 1 return
+	check "-p PID POLICY (v1 order): exit 125, says the order is -p POLICY PID" \
+		eval 'usage_error return && one_error_line "-p POLICY PID"'
 
 	# Other usage errors.
 	zs
-	check "no arguments: exit 1, one line" \
-		eval 'status_is 1 && stdout_empty && one_error_line "no policy"'
+	check "no arguments: exit 125, one line" \
+		eval 'status_is 125 && stdout_empty && one_error_line "no policy"'
 	zs return
-	check "POLICY without COMMAND: exit 1, one line" \
-		eval 'status_is 1 && stdout_empty && one_error_line "no command"'
+	check "POLICY without COMMAND: exit 125, one line" \
+		eval 'status_is 125 && stdout_empty && one_error_line "no command"'
 	zs return --
-	check "POLICY -- without COMMAND: exit 1, one line" \
-		eval 'status_is 1 && stdout_empty && one_error_line "no command"'
+	check "POLICY -- without COMMAND: exit 125, one line" \
+		eval 'status_is 125 && stdout_empty && one_error_line "no command"'
 	zs --bogus return true
-	check "unknown option --bogus: exit 1 naming it" eval 'usage_error --bogus'
+	check "unknown option --bogus: exit 125 naming it" eval 'usage_error --bogus'
 	zs -x return true
-	check "unknown option -x: exit 1 naming it" eval 'usage_error -x'
+	check "unknown option -x: exit 125 naming it" eval 'usage_error -x'
 	zs -a return -- touch "$T/ran"
-	check "-a without -p: exit 1 naming -a" \
+	check "-a without -p: exit 125 naming -a" \
 		eval 'usage_error -a && no_file "$T/ran"'
 	zs -p
-	check "-p without PID: exit 1 naming -p" eval 'usage_error -p'
+	check "-p without PID: exit 125 naming -p" eval 'usage_error -p'
 	zs --pid
-	check "--pid without PID: exit 1 naming --pid" eval 'usage_error --pid'
+	check "--pid without PID: exit 125" eval 'usage_error -p'
 	for w in abc 0 -5 12x 99999999999 ""; do
-		zs -p "$w" return
-		check "-p '$w': exit 1, invalid PID named" eval 'usage_error "$w"'
+		zs -p return "$w"
+		check "-p return '$w': exit 125, invalid PID named" eval 'usage_error "$w"'
 	done
-	zs -p 1 return extra
-	check "-p 1 return extra: exit 1 naming 'extra'" eval 'usage_error extra'
+	zs -p return 1 extra
+	check "-p return 1 extra: exit 125 naming 'extra'" eval 'usage_error extra'
 }
 
 # ---- a kernel without the feature ---------------------------------------
 
 test_unsupported() {
-	zs return -- touch "$T/ran"
-	check "return -- COMMAND: exit 2, one line saying the kernel lacks it" \
-		eval 'status_is 2 && stdout_empty && one_error_line kernel lacks &&
+	local pl=$B/libzerosleep-preload.so
+
+	zs return -- env
+	check "return -- COMMAND: runs it, exit 0, a one-line notice naming the preload" \
+		eval 'status_is 0 && one_error_line "lacks" libzerosleep-preload.so "-q"'
+	check "COMMAND has ZEROSLEEP_POLICY=return-immediately and the preload in LD_PRELOAD" \
+		eval 'grep -qx ZEROSLEEP_POLICY=return-immediately "$T/out" &&
+		      grep -qx "LD_PRELOAD=$pl" "$T/out"'
+	zs -q schedule env
+	check "-q schedule COMMAND (no --): no notice, ZEROSLEEP_POLICY=schedule-once" \
+		eval 'status_is 0 && stderr_empty &&
+		      grep -qx ZEROSLEEP_POLICY=schedule-once "$T/out"'
+	zs -q 3 -- cat /proc/self/maps
+	check "the preload is mapped into COMMAND" \
+		eval 'status_is 0 && grep -q "/libzerosleep-preload.so$" "$T/out"'
+	last_args="-q return -- env (with LD_PRELOAD=/nonexistent/other.so)"
+	LD_PRELOAD=/nonexistent/other.so "${wrapper[@]}" "$ZS" -q return -- env \
+		>"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	check "an LD_PRELOAD already set is kept, after the preload" \
+		eval 'status_is 0 && grep -qx "LD_PRELOAD=$pl:/nonexistent/other.so" "$T/out"'
+	zs -q return -- "$ZS" -q schedule -- env
+	check "nested launchers: the preload once, the inner policy wins" \
+		eval 'status_is 0 && grep -qx "LD_PRELOAD=$pl" "$T/out" &&
+		      grep -qx ZEROSLEEP_POLICY=schedule-once "$T/out"'
+	zs --kernel-only return -- touch "$T/ran"
+	check "--kernel-only: exit 125, one line naming the option, COMMAND not run" \
+		eval 'status_is 125 && stdout_empty && one_error_line "lacks" "--kernel-only" &&
 		      no_file "$T/ran"'
-	zs full-slack touch "$T/ran"
-	check "full-slack COMMAND (no --): exit 2 as well" \
-		eval 'status_is 2 && one_error_line kernel && no_file "$T/ran"'
-	zs return -- /nonexistent/command
-	check "the kernel is checked before COMMAND is looked up: exit 2" \
-		eval 'status_is 2 && one_error_line kernel'
+	zs -q return -- sh -c 'exit 7'
+	check "COMMAND's exit status is the launcher's (7)" eval 'status_is 7'
+	zs -q return -- sh -c 'exit 125'
+	check "COMMAND's exit status 125 passes through too" eval 'status_is 125'
+
+	# Neither next to the launcher nor installed: 125, and where it looked.
+	mkdir -p "$T/alone"
+	cp "$ZS" "$T/alone/zerosleep"
+	if ! compgen -G "/usr/*lib*/zerosleep/libzerosleep-preload.so" >/dev/null &&
+	   ! compgen -G "/usr/local/lib*/zerosleep/libzerosleep-preload.so" >/dev/null; then
+		last_args="return -- touch (a copy without the preload)"
+		"${wrapper[@]}" "$T/alone/zerosleep" return -- touch "$T/ran" \
+			>"$T/out" 2>"$T/err" </dev/null
+		rc=$?
+		check "no preload library: exit 125, one line saying where it looked" \
+			eval 'status_is 125 && one_error_line "not installed" /zerosleep/libzerosleep-preload.so &&
+			      no_file "$T/ran"'
+	fi
+
 	zs -p $$
-	check "-p PID: exit 2, one line" \
-		eval 'status_is 2 && stdout_empty && one_error_line kernel'
-	zs -p $$ schedule
-	check "-p PID POLICY: exit 2, one line" \
-		eval 'status_is 2 && one_error_line kernel'
-	zs -a -p $$ 1
-	check "-a -p PID POLICY: exit 2, one line" \
-		eval 'status_is 2 && one_error_line kernel'
+	check "-p PID: exit 125, one line saying what is needed" \
+		eval 'status_is 125 && stdout_empty && one_error_line "needs a kernel"'
+	zs -p schedule $$
+	check "-p POLICY PID: exit 125, one line" \
+		eval 'status_is 125 && one_error_line "needs a kernel"'
+	zs -a -p 1 $$
+	check "-a -p POLICY PID: exit 125, one line" \
+		eval 'status_is 125 && one_error_line "needs a kernel"'
 	zs -a -p $$
-	check "-a -p PID: exit 2, one line" \
-		eval 'status_is 2 && one_error_line kernel'
+	check "-a -p PID: exit 125, one line" \
+		eval 'status_is 125 && one_error_line "needs a kernel"'
+}
+
+# An unchanged Python loop of time.sleep(0) at 10 ms timer slack, for 1 s,
+# without the launcher and under "zerosleep return": the ratio of calls.
+# On the patched kernel the prctl path serves it, elsewhere the preload.
+test_python_loop() {
+	local without with
+	cat >"$T/slack.py" <<-'EOF'
+	import ctypes, os, sys
+	libc = ctypes.CDLL(None, use_errno=True)
+	PR_SET_TIMERSLACK = 29
+	if libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(int(sys.argv[1])),
+	              ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)):
+	    sys.exit("PR_SET_TIMERSLACK: " + os.strerror(ctypes.get_errno()))
+	os.execvp(sys.argv[2], sys.argv[2:])
+	EOF
+	cat >"$T/loop.py" <<-'EOF'
+	import time
+	calls = 0
+	end = time.monotonic() + 1.0
+	while time.monotonic() < end:
+	    time.sleep(0)
+	    calls += 1
+	print(calls)
+	EOF
+	without=$("$PYTHON" "$T/slack.py" 10000000 "$PYTHON" "$T/loop.py")
+	with=$("$PYTHON" "$T/slack.py" 10000000 "${wrapper[@]}" "$ZS" -q return -- \
+		"$PYTHON" "$T/loop.py" 2>"$T/err")
+	echo "# time.sleep(0) calls in 1 s at 10 ms slack: without $without, under 'zerosleep return' $with"
+	check "zerosleep return: an unchanged Python time.sleep(0) loop runs >= 100x faster (${with:-?} vs ${without:-?} calls/s)" \
+		eval '[[ $without =~ ^[0-9]+$ && $with =~ ^[0-9]+$ ]] &&
+		      ((without > 0 && with >= 100 * without))'
 }
 
 # ---- the patched kernel --------------------------------------------------
@@ -245,14 +325,27 @@ wait_for() {
 	"$@"
 }
 
+test_kernel_path() {
+	zs return -- sh -c 'echo "LD_PRELOAD=${LD_PRELOAD-unset} ZEROSLEEP_POLICY=${ZEROSLEEP_POLICY-unset}"'
+	check "with the series: no notice, the preload is not set in COMMAND's environment" \
+		eval 'status_is 0 && stderr_empty &&
+		      stdout_is "LD_PRELOAD=unset ZEROSLEEP_POLICY=unset"'
+	zs return -- cat /proc/self/maps
+	check "and libzerosleep-preload.so is not mapped into COMMAND" \
+		eval 'status_is 0 && grep -q . "$T/out" && ! grep -q libzerosleep-preload "$T/out"'
+	zs --kernel-only -q schedule -- cat /proc/self/timerslack_zero_policy
+	check "--kernel-only -q: runs COMMAND with the policy" \
+		eval 'status_is 0 && stdout_is 2 && stderr_empty'
+}
+
 test_policies() {
 	local word want outer
 	# Each name, run under a different policy so that it must change it.
-	for word in full-slack:0 full:0 0:0 return-immediately:1 return:1 1:1 \
-		    schedule-once:2 schedule:2 2:2; do
+	for word in default:0 0:0 return-immediately:1 return:1 1:1 \
+		    schedule-once:2 schedule:2 2:2 full-slack:3 full:3 3:3; do
 		want=${word##*:}
 		word=${word%:*}
-		outer=$(((want + 1) % 3))
+		outer=$(((want + 1) % 4))
 		last_args="$outer -- zerosleep $word -- cat /proc/self/timerslack_zero_policy"
 		"$ZS" $outer -- "${wrapper[@]}" "$ZS" "$word" -- \
 			cat /proc/self/timerslack_zero_policy >"$T/out" 2>"$T/err"
@@ -364,38 +457,41 @@ test_speed() {
 
 test_pid() {
 	local pid tid lines want
-	"$ZS" full -- sleep 60 &
+	"$ZS" default -- sleep 60 &
 	pid=$!
 	pids+=("$pid")
 	wait_for eval '[[ $(readlink "/proc/$pid/exe") == */sleep ]]'
 
 	zs -p "$pid"
-	check "-p PID shows full-slack" \
-		eval 'status_is 0 && stdout_is "pid $pid'"'"'s zero-length sleep policy: full-slack" && stderr_empty'
-	zs -p "$pid" return
-	check "-p PID return: exit 0, silent, the process has 1" \
+	check "-p PID shows default" \
+		eval 'status_is 0 && stdout_is "pid $pid'"'"'s zero-length sleep policy: default" && stderr_empty'
+	zs -p return "$pid"
+	check "-p return PID: exit 0, silent (one thread), the process has 1" \
 		eval 'status_is 0 && stdout_empty && stderr_empty && [[ $(policy_of $pid) == 1 ]]'
 	zs -p "$pid"
 	check "-p PID now shows return-immediately" \
 		eval 'status_is 0 && stdout_is "pid $pid'"'"'s zero-length sleep policy: return-immediately"'
-	zs --pid "$pid" 2
-	check "--pid PID 2: the process has 2" \
+	zs --pid 2 "$pid"
+	check "--pid 2 PID: the process has 2" \
 		eval 'status_is 0 && [[ $(policy_of $pid) == 2 ]]'
-	zs -p "$pid" full-slack
-	check "-p PID full-slack: the process has 0" \
+	zs -p full-slack "$pid"
+	check "-p full-slack PID: the process has 3" \
+		eval 'status_is 0 && [[ $(policy_of $pid) == 3 ]]'
+	zs -p default "$pid"
+	check "-p default PID: the process has 0" \
 		eval 'status_is 0 && [[ $(policy_of $pid) == 0 ]]'
 
 	kill "$pid"
 	wait "$pid" 2>/dev/null
 	zs -p "$pid"
-	check "-p with an exited PID: exit 1, one line, no such process" \
-		eval 'status_is 1 && stdout_empty && one_error_line "No such process" "$pid"'
-	zs -p "$pid" return
-	check "-p with an exited PID and a POLICY: exit 1, one line" \
-		eval 'status_is 1 && one_error_line "No such process"'
-	zs -a -p "$pid" return
-	check "-a -p with an exited PID: exit 1, one line" \
-		eval 'status_is 1 && one_error_line "No such process"'
+	check "-p with an exited PID: exit 125, one line, no such process" \
+		eval 'status_is 125 && stdout_empty && one_error_line "No such process" "$pid"'
+	zs -p return "$pid"
+	check "-p POLICY with an exited PID: exit 125, one line" \
+		eval 'status_is 125 && one_error_line "No such process"'
+	zs -a -p return "$pid"
+	check "-a -p with an exited PID: exit 125, one line" \
+		eval 'status_is 125 && one_error_line "No such process"'
 
 	# A process with 5 threads.
 	cat >"$T/idle.py" <<-'EOF'
@@ -407,7 +503,7 @@ test_pid() {
 	open(sys.argv[1], "w").close()
 	go.wait(600)
 	EOF
-	"$ZS" full -- "$PYTHON" "$T/idle.py" "$T/ready" &
+	"$ZS" default -- "$PYTHON" "$T/idle.py" "$T/ready" &
 	pid=$!
 	pids+=("$pid")
 	wait_for test -e "$T/ready"
@@ -416,21 +512,24 @@ test_pid() {
 
 	zs -a -p "$pid"
 	want=$(for tid in $(tasks_of "$pid" | sort -n); do
-		echo "tid $tid's zero-length sleep policy: full-slack"; done)
+		echo "tid $tid's zero-length sleep policy: default"; done)
 	check "-a -p PID shows each of the 5 threads" \
 		eval 'status_is 0 && stdout_is "$want"'
-	zs -p "$pid" schedule
-	check "-p PID schedule (no -a) changes only the main thread" \
-		eval 'status_is 0 && [[ $(policy_of $pid) == 2 ]] &&
-		      others_are $pid 0'
-	zs -a -p "$pid" return
-	check "-a -p PID return: every thread has 1" \
+	zs -p schedule "$pid"
+	check "-p schedule PID (no -a) changes only the main thread, and says so" \
+		eval 'status_is 0 && [[ $(policy_of $pid) == 2 ]] && others_are $pid 0 &&
+		      stdout_empty && one_error_line "only" "other 4 threads" "-a"'
+	zs -q -p full "$pid"
+	check "-q -p full PID: the note is silenced" \
+		eval 'status_is 0 && stderr_empty && [[ $(policy_of $pid) == 3 ]]'
+	zs -a -p return "$pid"
+	check "-a -p return PID: every thread has 1" \
 		eval 'status_is 0 && stdout_empty && all_threads_are $pid 1'
 	zs -a -p "$pid"
 	lines=$(grep -c "^tid [0-9]*'s zero-length sleep policy: return-immediately$" "$T/out")
 	check "-a -p PID shows 5 threads with return-immediately" \
 		eval 'status_is 0 && [[ $lines == 5 ]] && [[ $(wc -l <"$T/out") == 5 ]]'
-	zs -a -p "$(tasks_of "$pid" | sort -n | tail -1)" 0
+	zs -a -p 0 "$(tasks_of "$pid" | sort -n | tail -1)"
 	check "-a -p with a non-main tid covers the whole process" \
 		eval 'status_is 0 && all_threads_are $pid 0'
 	kill "$pid"
@@ -445,25 +544,25 @@ test_eperm() {
 	check "a root-owned process with schedule-once is running" \
 		eval '[[ $(policy_of $pid) == 2 ]]'
 
-	last_args="-p $pid return (as uid $NOBODY)"
-	as_nobody "$ZS" -p "$pid" return >"$T/out" 2>"$T/err"
+	last_args="-p return $pid (as uid $NOBODY)"
+	as_nobody "$ZS" -p return "$pid" >"$T/out" 2>"$T/err"
 	rc=$?
-	check "unprivileged -p ROOTPID return: exit 1, one EPERM line" \
-		eval 'status_is 1 && stdout_empty && one_error_line "Operation not permitted" "$pid"'
+	check "unprivileged -p return ROOTPID: exit 125, one EPERM line" \
+		eval 'status_is 125 && stdout_empty && one_error_line "Operation not permitted" "$pid"'
 	check "and the process still has schedule-once" \
 		eval '[[ $(policy_of $pid) == 2 ]]'
-	last_args="-a -p $pid full (as uid $NOBODY)"
-	as_nobody "$ZS" -a -p "$pid" full >"$T/out" 2>"$T/err"
+	last_args="-a -p full $pid (as uid $NOBODY)"
+	as_nobody "$ZS" -a -p full "$pid" >"$T/out" 2>"$T/err"
 	rc=$?
-	check "unprivileged -a -p ROOTPID full: exit 1, one EPERM line" \
-		eval 'status_is 1 && one_error_line "Operation not permitted"'
+	check "unprivileged -a -p full ROOTPID: exit 125, one EPERM line" \
+		eval 'status_is 125 && one_error_line "Operation not permitted"'
 	check "and the process still has schedule-once" \
 		eval '[[ $(policy_of $pid) == 2 ]]'
 	last_args="-p $pid (as uid $NOBODY)"
 	as_nobody "$ZS" -p "$pid" >"$T/out" 2>"$T/err"
 	rc=$?
-	check "unprivileged -p ROOTPID (reading): exit 1, one EPERM line" \
-		eval 'status_is 1 && stdout_empty && one_error_line "Operation not permitted"'
+	check "unprivileged -p ROOTPID (reading): exit 125, one EPERM line" \
+		eval 'status_is 125 && stdout_empty && one_error_line "Operation not permitted"'
 
 	# Without CAP_SYS_NICE not even a process of the same user.
 	# Not through as_nobody(): $! must be the pid that becomes sleep.
@@ -474,11 +573,11 @@ test_eperm() {
 	wait_for eval '[[ $(readlink "/proc/$mine/exe") == */sleep ]]'
 	check "an unprivileged process with return-immediately is running" \
 		eval '[[ $(policy_of $mine) == 1 ]]'
-	last_args="-p $mine full (as uid $NOBODY)"
-	as_nobody "$ZS" -p "$mine" full >"$T/out" 2>"$T/err"
+	last_args="-p full $mine (as uid $NOBODY)"
+	as_nobody "$ZS" -p full "$mine" >"$T/out" 2>"$T/err"
 	rc=$?
 	check "unprivileged -p on another process of the same user: EPERM" \
-		eval 'status_is 1 && one_error_line "Operation not permitted" &&
+		eval 'status_is 125 && one_error_line "Operation not permitted" &&
 		      [[ $(policy_of $mine) == 1 ]]'
 
 	last_args="return -- cat /proc/self/timerslack_zero_policy (as uid $NOBODY)"
@@ -486,28 +585,28 @@ test_eperm() {
 	rc=$?
 	check "an unprivileged user can launch with a policy" \
 		eval 'status_is 0 && stdout_is 1'
-	zs -p "$mine" full
+	zs -p full "$mine"
 	check "root can change the unprivileged process" \
-		eval 'status_is 0 && [[ $(policy_of $mine) == 0 ]]'
+		eval 'status_is 0 && [[ $(policy_of $mine) == 3 ]]'
 	kill "$pid" "$mine"
 }
 
 test_exec_errors() {
-	zs return -- /nonexistent/zerosleep-test
+	zs -q return -- /nonexistent/zerosleep-test
 	check "COMMAND not found (a path): exit 127, one line naming it" \
 		eval 'status_is 127 && one_error_line /nonexistent/zerosleep-test'
-	zs return -- zerosleep-test-no-such-command
+	zs -q return -- zerosleep-test-no-such-command
 	check "COMMAND not found in PATH: exit 127" \
 		eval 'status_is 127 && one_error_line zerosleep-test-no-such-command'
 	printf '#!/bin/sh\necho ran\n' >"$T/not-executable"
 	chmod 644 "$T/not-executable"
-	zs return -- "$T/not-executable"
+	zs -q return -- "$T/not-executable"
 	check "COMMAND not executable: exit 126, one line naming it" \
 		eval 'status_is 126 && stdout_empty && one_error_line "$T/not-executable"'
-	zs return -- "$T"
+	zs -q return -- "$T"
 	check "COMMAND is a directory: exit 126" \
 		eval 'status_is 126 && one_error_line "$T"'
-	zs return -- true
+	zs -q return -- true
 	check "return -- true: exit 0, nothing printed" \
 		eval 'status_is 0 && stdout_empty && stderr_empty'
 }
@@ -520,8 +619,9 @@ supported)
 	if [[ $(id -u) != 0 ]]; then
 		check "the tests for a kernel with the feature run as root" false
 	else
-		for section in test_policies test_exec_and_threads test_speed \
-			       test_pid test_eperm test_exec_errors; do
+		for section in test_kernel_path test_policies test_exec_and_threads \
+			       test_python_loop test_speed test_pid test_eperm \
+			       test_exec_errors; do
 			start=$SECONDS
 			$section
 			echo "# $section took $((SECONDS - start)) s"
@@ -532,6 +632,8 @@ unsupported)
 	echo "# launcher tests on a kernel without zero-length sleep policies"
 	test_common
 	test_unsupported
+	test_python_loop
+	test_exec_errors
 	;;
 *)
 	check "ZEROSLEEP_EXPECT is 'supported' or 'unsupported'" false

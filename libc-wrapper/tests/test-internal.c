@@ -14,6 +14,8 @@
 
 static char fake_root[PATH_MAX];
 static int fake_policy, fake_get_calls, fake_set_calls;
+/* Set to act as a kernel whose SET takes no flags (the series' v1). */
+static int fake_no_flags, fake_all_threads;
 
 static int fake_prctl(int option, unsigned long arg2, unsigned long arg3,
 		      unsigned long arg4, unsigned long arg5);
@@ -40,9 +42,13 @@ static int fake_prctl(int option, unsigned long arg2, unsigned long arg3,
 	}
 	if (option == PR_SET_TIMERSLACK_ZERO_POLICY) {
 		fake_set_calls++;
-		if (arg2 > 2 || arg3 || arg4 || arg5)
+		if (arg2 > 3 || arg4 || arg5)
+			return fail(EINVAL);
+		if (arg3 & ~(unsigned long)PR_TIMERSLACK_ZERO_ALL_THREADS ||
+		    (arg3 && fake_no_flags))
 			return fail(EINVAL);
 		fake_policy = (int)arg2;
+		fake_all_threads = arg3 != 0;
 		return 0;
 	}
 	return fail(EINVAL);
@@ -151,12 +157,43 @@ static void test_probe_once(void)
 	ok(zerosleep_set_policy(ZEROSLEEP_RETURN) == 0 && fake_policy == 1 &&
 	   zerosleep_get_policy() == 1,
 	   "set and get go to PR_[GS]ET_TIMERSLACK_ZERO_POLICY");
+	ok(zerosleep_set_policy(ZEROSLEEP_FULL_SLACK) == 0 && fake_policy == 3 &&
+	   !fake_all_threads && zerosleep_get_policy() == 3,
+	   "zerosleep_set_policy(ZEROSLEEP_FULL_SLACK) passes 3, no flag");
 	calls = fake_set_calls;
 	errno = 0;
-	ret = zerosleep_set_policy(3);
-	ok_fail(ret, errno, EINVAL, "zerosleep_set_policy(3)");
-	ok(fake_set_calls == calls && fake_policy == 1,
+	ret = zerosleep_set_policy(4);
+	ok_fail(ret, errno, EINVAL, "zerosleep_set_policy(4)");
+	errno = 0;
+	ret = zerosleep_set_policy(-1);
+	ok_fail(ret, errno, EINVAL, "zerosleep_set_policy(-1)");
+	ok(fake_set_calls == calls && fake_policy == 3,
 	   "a bad policy never reaches the kernel");
+}
+
+static void test_process_policy(void)
+{
+	int calls, ret;
+
+	ok(zerosleep_set_process_policy(ZEROSLEEP_SCHEDULE) == 0 &&
+	   fake_policy == 2 && fake_all_threads,
+	   "zerosleep_set_process_policy(2) passes PR_TIMERSLACK_ZERO_ALL_THREADS");
+	ok(zerosleep_set_process_policy(ZEROSLEEP_DEFAULT) == 0 &&
+	   fake_policy == 0 && fake_all_threads,
+	   "zerosleep_set_process_policy(0) as well");
+	calls = fake_set_calls;
+	errno = 0;
+	ret = zerosleep_set_process_policy(4);
+	ok_fail(ret, errno, EINVAL, "zerosleep_set_process_policy(4)");
+	ok(fake_set_calls == calls, "and the kernel was not asked");
+
+	fake_no_flags = 1;
+	errno = 0;
+	ret = zerosleep_set_process_policy(ZEROSLEEP_RETURN);
+	ok_fail(ret, errno, ENOTSUP,
+		"zerosleep_set_process_policy() on a kernel without the flag");
+	ok(fake_policy == 0, "and nothing changed");
+	fake_no_flags = 0;
 }
 
 static void test_read(void)
@@ -165,7 +202,7 @@ static void test_read(void)
 		const char *content;
 		int want;	/* the policy, or -errno */
 	} cases[] = {
-		{ "0\n", 0 }, { "1\n", 1 }, { "2\n", 2 },
+		{ "0\n", 0 }, { "1\n", 1 }, { "2\n", 2 }, { "3\n", 3 },
 		{ "2", 2 },		/* no newline */
 		{ "7\n", 7 },		/* a later kernel's policy passes through */
 		{ "2147483647\n", INT_MAX },
@@ -209,7 +246,7 @@ static void test_write(void)
 {
 	int policy, ret;
 
-	for (policy = 2; policy >= 0; policy--) {
+	for (policy = 3; policy >= 0; policy--) {
 		put_file(100, "1\n", 2);
 		ok(zerosleep_set_tid_policy(100, policy) == 0 &&
 		   file_content(100)[0] == '0' + policy &&
@@ -219,8 +256,8 @@ static void test_write(void)
 	}
 	put_file(100, "1\n", 2);
 	errno = 0;
-	ret = zerosleep_set_tid_policy(100, 3);
-	ok_fail(ret, errno, EINVAL, "zerosleep_set_tid_policy(100, 3)");
+	ret = zerosleep_set_tid_policy(100, 4);
+	ok_fail(ret, errno, EINVAL, "zerosleep_set_tid_policy(100, 4)");
 	ok(strcmp(file_content(100), "1\n") == 0, "and the file is untouched");
 }
 
@@ -301,12 +338,13 @@ int main(void)
 	put_file(100, "1\n", 2);
 
 	test_probe_once();
+	test_process_policy();
 	test_read();
 	test_write();
 	test_missing();
 
-	ok(fake_get_calls == 2, "the kernel was probed once in all "
-	   "(and asked once by zerosleep_get_policy())");
+	ok(fake_get_calls == 3, "the kernel was probed once in all "
+	   "(and asked twice by zerosleep_get_policy())");
 	ok(remove_tree(base) == 0, "remove the fake /proc");
 	return tap_done();
 }

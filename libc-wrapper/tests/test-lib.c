@@ -32,10 +32,10 @@
 #define NTHREADS	8
 
 static const char *const canonical[] = {
-	"full-slack", "return-immediately", "schedule-once",
+	"default", "return-immediately", "schedule-once", "full-slack",
 };
 
-static const int bad_policies[] = { -1, 3, INT_MAX, INT_MIN };
+static const int bad_policies[] = { -1, 4, INT_MAX, INT_MIN };
 
 /* The calling thread's policy straight from the kernel, or -1. */
 static int kernel_policy(void)
@@ -118,7 +118,7 @@ static void test_probe(int expect)
 
 	errno = 0;
 	direct = kernel_policy();
-	if (!ok(expect ? direct >= 0 && direct <= 2 : direct == -1 && errno == EINVAL,
+	if (!ok(expect ? direct >= 0 && direct <= 3 : direct == -1 && errno == EINVAL,
 		"a direct PR_GET_TIMERSLACK_ZERO_POLICY %s",
 		expect ? "returns a policy" : "fails with EINVAL"))
 		diag("direct prctl: %d, errno %d", direct, errno);
@@ -154,12 +154,13 @@ static void test_names(void)
 		const char *name;
 		int policy;
 	} good[] = {
-		{ "full-slack", 0 }, { "full", 0 }, { "0", 0 },
+		{ "default", 0 }, { "0", 0 },
 		{ "return-immediately", 1 }, { "return", 1 }, { "1", 1 },
 		{ "schedule-once", 2 }, { "schedule", 2 }, { "2", 2 },
+		{ "full-slack", 3 }, { "full", 3 }, { "3", 3 },
 	};
 	static const char *const bad[] = {
-		"", "3", "-1", "FULL", "Return", "return-", "full-slack ",
+		"", "4", "-1", "Default", "def", "DEFAULT", "FULL", "Return", "return-", "full-slack ",
 		" full", "full-slack\n", "01", "+1", "0x1", "1 ", "fullslack",
 		"return-immediately-", "schedule-", "none",
 	};
@@ -168,10 +169,22 @@ static void test_names(void)
 	size_t i;
 	int policy;
 
-	ok(ZEROSLEEP_FULL_SLACK == 0 && ZEROSLEEP_RETURN == 1 &&
-	   ZEROSLEEP_SCHEDULE == 2, "the header's policy values are 0, 1, 2");
+	ok(ZEROSLEEP_DEFAULT == 0 && ZEROSLEEP_RETURN == 1 &&
+	   ZEROSLEEP_SCHEDULE == 2 && ZEROSLEEP_FULL_SLACK == 3,
+	   "the header's policy values are 0, 1, 2, 3");
+	ok(PR_TIMERSLACK_ZERO_DEFAULT == 0 && PR_TIMERSLACK_ZERO_RETURN == 1 &&
+	   PR_TIMERSLACK_ZERO_SCHEDULE == 2 && PR_TIMERSLACK_ZERO_FULL_SLACK == 3 &&
+	   PR_TIMERSLACK_ZERO_ALL_THREADS == 1 &&
+	   PR_SET_TIMERSLACK_ZERO_POLICY == 0x545a5053 &&
+	   PR_GET_TIMERSLACK_ZERO_POLICY == 0x545a5047,
+	   "the header carries the kernel's option and policy numbers");
+	ok(ZEROSLEEP_CHECK_VERSION(2, 0) && ZEROSLEEP_CHECK_VERSION(1, 9) &&
+	   !ZEROSLEEP_CHECK_VERSION(2, 1) && !ZEROSLEEP_CHECK_VERSION(3, 0),
+	   "ZEROSLEEP_CHECK_VERSION() against version %d.%d.%d",
+	   ZEROSLEEP_VERSION_MAJOR, ZEROSLEEP_VERSION_MINOR,
+	   ZEROSLEEP_VERSION_PATCH);
 
-	for (policy = 0; policy <= 2; policy++) {
+	for (policy = 0; policy <= 3; policy++) {
 		name = zerosleep_policy_name(policy);
 		ok(name && strcmp(name, canonical[policy]) == 0,
 		   "zerosleep_policy_name(%d) is \"%s\"", policy, canonical[policy]);
@@ -244,6 +257,13 @@ static void test_bad_arguments(int expect)
 		check_unchanged(expect, what);
 
 		errno = 0;
+		ret = zerosleep_set_process_policy(bad_policies[i]);
+		snprintf(what, sizeof(what), "zerosleep_set_process_policy(%d)",
+			 bad_policies[i]);
+		ok_fail(ret, errno, EINVAL, "%s", what);
+		check_unchanged(expect, what);
+
+		errno = 0;
 		ret = zerosleep_set_tid_policy(self, bad_policies[i]);
 		snprintf(what, sizeof(what), "zerosleep_set_tid_policy(self, %d)",
 			 bad_policies[i]);
@@ -266,9 +286,9 @@ static void test_bad_arguments(int expect)
 	}
 
 	if (expect)
-		ok(zerosleep_set_policy(ZEROSLEEP_FULL_SLACK) == 0 &&
-		   kernel_policy() == ZEROSLEEP_FULL_SLACK,
-		   "back to full-slack after the bad calls");
+		ok(zerosleep_set_policy(ZEROSLEEP_DEFAULT) == 0 &&
+		   kernel_policy() == ZEROSLEEP_DEFAULT,
+		   "back to default after the bad calls");
 }
 
 /* ---- host mode: a kernel without the feature ---------------------------- */
@@ -283,10 +303,14 @@ static void test_unsupported(void)
 	errno = 0;
 	ret = zerosleep_get_policy();
 	ok_fail(ret, errno, ENOTSUP, "zerosleep_get_policy()");
-	for (policy = 0; policy <= 2; policy++) {
+	for (policy = 0; policy <= 3; policy++) {
 		errno = 0;
 		ret = zerosleep_set_policy(policy);
 		ok_fail(ret, errno, ENOTSUP, "zerosleep_set_policy(%d)", policy);
+		errno = 0;
+		ret = zerosleep_set_process_policy(policy);
+		ok_fail(ret, errno, ENOTSUP, "zerosleep_set_process_policy(%d)",
+			policy);
 		errno = 0;
 		ret = zerosleep_set_tid_policy(self, policy);
 		ok_fail(ret, errno, ENOTSUP, "zerosleep_set_tid_policy(self, %d)",
@@ -319,7 +343,7 @@ static void test_unsupported(void)
 
 static void test_self(void)
 {
-	static const int order[] = { 1, 2, 0, 2, 1, 0 };
+	static const int order[] = { 1, 2, 3, 0, 3, 2, 1, 0 };
 	pid_t self = gettid();
 	size_t i;
 	int p, got;
@@ -345,7 +369,7 @@ static void test_self(void)
 	ok(zerosleep_set_tid_policy(getpid(), 2) == 0 &&
 	   zerosleep_get_tid_policy(getpid()) == 2 && kernel_policy() == 2,
 	   "set and get through getpid()");
-	ok(zerosleep_set_policy(0) == 0, "back to full-slack");
+	ok(zerosleep_set_policy(0) == 0, "back to default");
 }
 
 struct peer {
@@ -398,7 +422,62 @@ static void test_other_thread(void)
 	pthread_barrier_destroy(&peer.barrier);
 	ok(peer.after == ZEROSLEEP_FULL_SLACK,
 	   "the thread itself sees full-slack");
-	ok(zerosleep_set_policy(0) == 0, "back to full-slack");
+	ok(zerosleep_set_policy(0) == 0, "back to default");
+}
+
+struct waiter {
+	pthread_barrier_t barrier;
+	pid_t tid;
+	int after;
+};
+
+static void *waiter_thread(void *p)
+{
+	struct waiter *w = p;
+
+	w->tid = gettid();
+	pthread_barrier_wait(&w->barrier);	/* main sets the process */
+	pthread_barrier_wait(&w->barrier);
+	w->after = zerosleep_get_policy();
+	return NULL;
+}
+
+static void test_process(void)
+{
+	struct waiter w[NTHREADS];
+	pthread_t threads[NTHREADS];
+	pthread_barrier_t *b;
+	int i, started = 0, all = 1, seen = 1;
+
+	ok(zerosleep_set_policy(ZEROSLEEP_DEFAULT) == 0,
+	   "main thread: default before starting threads");
+	for (i = 0; i < NTHREADS; i++) {
+		w[i].after = -1;
+		pthread_barrier_init(&w[i].barrier, NULL, 2);
+		if (pthread_create(&threads[i], NULL, waiter_thread, &w[i]))
+			break;
+		started++;
+		pthread_barrier_wait(&w[i].barrier);
+	}
+	if (!ok(started == NTHREADS, "start %d threads", NTHREADS))
+		exit(tap_done() | 1);
+	ok(zerosleep_set_process_policy(ZEROSLEEP_SCHEDULE) == 0,
+	   "zerosleep_set_process_policy(ZEROSLEEP_SCHEDULE)");
+	ok(kernel_policy() == ZEROSLEEP_SCHEDULE,
+	   "the calling thread has schedule-once");
+	for (i = 0; i < NTHREADS; i++)
+		all &= proc_policy(w[i].tid) == ZEROSLEEP_SCHEDULE;
+	ok(all, "/proc shows schedule-once for all %d other threads", NTHREADS);
+	for (i = 0; i < NTHREADS; i++) {
+		b = &w[i].barrier;
+		pthread_barrier_wait(b);
+		pthread_join(threads[i], NULL);
+		pthread_barrier_destroy(b);
+		seen &= w[i].after == ZEROSLEEP_SCHEDULE;
+	}
+	ok(seen, "each thread sees schedule-once itself");
+	ok(zerosleep_set_process_policy(ZEROSLEEP_DEFAULT) == 0 &&
+	   kernel_policy() == ZEROSLEEP_DEFAULT, "back to default");
 }
 
 /* Read exactly @len bytes, or fail. */
@@ -477,7 +556,7 @@ static void test_child(void)
 	ok_fail(ret, errno, ESRCH, "zerosleep_set_tid_policy(reaped child, 1)");
 	ok(zerosleep_get_policy() == ZEROSLEEP_SCHEDULE,
 	   "the parent still has schedule-once");
-	ok(zerosleep_set_policy(0) == 0, "back to full-slack");
+	ok(zerosleep_set_policy(0) == 0, "back to default");
 }
 
 /* What the unprivileged child saw; see test_eperm(). */
@@ -581,7 +660,7 @@ static void test_eperm(void)
 	status = -1;
 	waitpid(sibling, &status, 0);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the sibling exited");
-	ok(zerosleep_set_policy(0) == 0, "back to full-slack");
+	ok(zerosleep_set_policy(0) == 0, "back to default");
 }
 
 int main(void)
@@ -607,6 +686,7 @@ int main(void)
 	if (expect) {
 		test_self();
 		test_other_thread();
+		test_process();
 		test_child();
 		test_eperm();
 	} else {

@@ -1,0 +1,672 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Tests of libzerosleep-preload.so, TAP on stdout.
+ *
+ * Without arguments this program is the judge: it runs itself again, as a
+ * worker (one argument: what to measure), with LD_PRELOAD and
+ * ZEROSLEEP_POLICY set as zerosleep(1) sets them, reads the worker's
+ * figures and decides.  Every measurement is judged by counts that do not
+ * depend on the machine's speed: voluntary context switches (a sleep that
+ * reaches the kernel's timer blocks, one that returns in user space does
+ * not), how often two threads pinned to one CPU take turns, and lower
+ * bounds on the length of non-zero sleeps.  Each figure under the preload
+ * is compared with the same worker run without it, so that a test that
+ * cannot tell the difference fails.
+ *
+ * Environment: O, the build directory holding libzerosleep-preload.so;
+ * PRELOAD_WRAPPER, a command (such as valgrind) to run the workers under.
+ * Works on any kernel: it does not use the kernel's policies.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <threads.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tap.h"
+
+#define CALLS		20
+#define SLACK_NS	10000000UL	/* 10 ms: a zero-length sleep blocks */
+#define TURNS		1000
+#define NSEC_PER_SEC	1000000000L
+
+#ifndef CLOCK_TAI
+# define CLOCK_TAI 11
+#endif
+
+/* ---- the worker --------------------------------------------------------- */
+
+static long nvcsw(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+}
+
+static long long now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+enum call {
+	C_SLEEP, C_USLEEP, C_NANOSLEEP, C_THRD_SLEEP,
+	C_REL_MONO, C_REL_REAL, C_REL_BOOT, C_REL_TAI,
+	C_ABS_MONO, C_ABS_REAL, C_ABS_BOOT, C_ABS_TAI, C_ABS_PAST,
+	C_NR
+};
+
+static const char *const call_name[C_NR] = {
+	"sleep(0)", "usleep(0)", "nanosleep({0,0})", "thrd_sleep({0,0})",
+	"clock_nanosleep(MONOTONIC, rel 0)", "clock_nanosleep(REALTIME, rel 0)",
+	"clock_nanosleep(BOOTTIME, rel 0)", "clock_nanosleep(TAI, rel 0)",
+	"clock_nanosleep(MONOTONIC, ABS now)", "clock_nanosleep(REALTIME, ABS now)",
+	"clock_nanosleep(BOOTTIME, ABS now)", "clock_nanosleep(TAI, ABS now)",
+	"clock_nanosleep(MONOTONIC, ABS 1 s ago)",
+};
+
+/* One zero-length sleep; 0 on success. */
+static int zero_call(enum call c)
+{
+	static const clockid_t clocks[] = {
+		CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME, CLOCK_TAI,
+	};
+	struct timespec ts = { 0, 0 };
+
+	switch (c) {
+	case C_SLEEP:
+		return (int)sleep(0);
+	case C_USLEEP:
+		return usleep(0);
+	case C_NANOSLEEP:
+		return nanosleep(&ts, NULL);
+	case C_THRD_SLEEP:
+		return thrd_sleep(&ts, NULL);
+	case C_REL_MONO: case C_REL_REAL: case C_REL_BOOT: case C_REL_TAI:
+		return clock_nanosleep(clocks[c - C_REL_MONO], 0, &ts, NULL);
+	case C_ABS_MONO: case C_ABS_REAL: case C_ABS_BOOT: case C_ABS_TAI:
+		clock_gettime(clocks[c - C_ABS_MONO], &ts);
+		return clock_nanosleep(clocks[c - C_ABS_MONO], TIMER_ABSTIME,
+				       &ts, NULL);
+	case C_ABS_PAST:
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec--;
+		return clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	default:
+		return -1;
+	}
+}
+
+/* "NAME-INDEX SWITCHES FAILURES ERRNO-KEPT" per kind of call. */
+static int work_zero(void)
+{
+	long before;
+	int c, i, failures, kept;
+
+	if (prctl(PR_SET_TIMERSLACK, SLACK_NS, 0UL, 0UL, 0UL))
+		return 1;
+	for (c = 0; c < C_NR; c++) {
+		failures = 0;
+		kept = 1;
+		before = nvcsw();
+		for (i = 0; i < CALLS; i++) {
+			errno = 4242;
+			failures += zero_call((enum call)c) != 0;
+			kept &= errno == 4242;
+		}
+		printf("%d %ld %d %d\n", c, nvcsw() - before, failures, kept);
+	}
+	return 0;
+}
+
+/* "NAME ELAPSED-NS SWITCHES RESULT" for sleeps that are not zero-length. */
+static int work_nonzero(void)
+{
+	struct timespec ts;
+	long long t0;
+	long before;
+	int ret;
+
+	if (prctl(PR_SET_TIMERSLACK, SLACK_NS, 0UL, 0UL, 0UL))
+		return 1;
+#define MEASURE(name, call)						\
+	do {								\
+		before = nvcsw();					\
+		t0 = now_ns(CLOCK_MONOTONIC);				\
+		ret = (call);						\
+		printf("%s %lld %ld %d\n", name,			\
+		       now_ns(CLOCK_MONOTONIC) - t0, nvcsw() - before, ret); \
+	} while (0)
+	ts = (struct timespec){ 0, 1 };
+	MEASURE("nanosleep-1ns", nanosleep(&ts, NULL));
+	ts = (struct timespec){ 0, 1 };
+	MEASURE("rel-1ns", clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL));
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	ts = (struct timespec){ 0, 20000000 };
+	MEASURE("nanosleep-20ms", nanosleep(&ts, NULL));
+	MEASURE("usleep-20ms", usleep(20000));
+	ts = (struct timespec){ 0, 20000000 };
+	MEASURE("thrd_sleep-20ms", thrd_sleep(&ts, NULL));
+	MEASURE("sleep-1s", (int)sleep(1));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += 20000000;
+	if (ts.tv_nsec >= NSEC_PER_SEC) {
+		ts.tv_sec++;
+		ts.tv_nsec -= NSEC_PER_SEC;
+	}
+	MEASURE("abs-20ms", clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL));
+	return 0;
+}
+
+/* "NAME RESULT ERRNO": invalid requests still fail as the C library's do. */
+static int work_invalid(void)
+{
+	struct timespec neg_ns = { 0, -1 }, big_ns = { 0, NSEC_PER_SEC };
+	struct timespec neg_s = { -1, 0 }, zero = { 0, 0 };
+	int ret;
+
+#define INVALID(name, call, err)					\
+	do {								\
+		errno = 0;						\
+		ret = (call);						\
+		printf("%s %d %d\n", name, ret, err);			\
+	} while (0)
+	INVALID("nanosleep-nsec-1", nanosleep(&neg_ns, NULL), errno);
+	INVALID("nanosleep-nsec-1e9", nanosleep(&big_ns, NULL), errno);
+	INVALID("nanosleep-sec-1", nanosleep(&neg_s, NULL), errno);
+	INVALID("clock_nanosleep-nsec-1",
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &neg_ns, NULL), ret);
+	INVALID("clock_nanosleep-abs-nsec-1e9",
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &big_ns, NULL), ret);
+	INVALID("clock_nanosleep-bad-clock",
+		clock_nanosleep((clockid_t)1234, TIMER_ABSTIME, &zero, NULL), ret);
+	INVALID("thrd_sleep-nsec-1", thrd_sleep(&neg_ns, NULL), 0);
+	return 0;
+}
+
+/* Two threads pinned to one CPU, each TURNS times: note who ran, sleep(0). */
+static int turns_log[2 * TURNS];
+static int turns_pos;
+static pthread_barrier_t turns_barrier;
+
+static void *turns_thread(void *arg)
+{
+	int id = (int)(intptr_t)arg, i, pos;
+
+	pthread_barrier_wait(&turns_barrier);
+	for (i = 0; i < TURNS; i++) {
+		pos = __atomic_fetch_add(&turns_pos, 1, __ATOMIC_RELAXED);
+		turns_log[pos] = id;
+		sleep(0);
+	}
+	return NULL;
+}
+
+/* "TRANSITIONS": how often the log changes from one thread to the other. */
+static int work_turns(void)
+{
+	pthread_t threads[2];
+	cpu_set_t set;
+	int cpu, i, transitions = 0;
+
+	/* The first CPU this process may use. */
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
+		;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return 1;
+	pthread_barrier_init(&turns_barrier, NULL, 2);
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&threads[i], NULL, turns_thread, (void *)(intptr_t)i))
+			return 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(threads[i], NULL);
+	for (i = 1; i < 2 * TURNS; i++)
+		transitions += turns_log[i] != turns_log[i - 1];
+	printf("%d\n", transitions);
+	return 0;
+}
+
+/* Threads to cancel: one blocked in a long sleep, others looping. */
+static void *blocked_thread(void *arg)
+{
+	struct timespec ts = { 30, 0 };
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	return NULL;
+}
+
+static void *sleep0_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		sleep(0);
+	return NULL;
+}
+
+static void *abs_now_thread(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+	return NULL;
+}
+
+static void *usleep0_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		usleep(0);
+	return NULL;
+}
+
+/* "NAME CANCELLED" per thread; a thread that is not cancelled in 10 s is not. */
+static int work_cancel(void)
+{
+	static const struct {
+		const char *name;
+		void *(*fn)(void *);
+	} kinds[] = {
+		{ "blocked-in-nanosleep", blocked_thread },
+		{ "looping-on-sleep0", sleep0_thread },
+		{ "looping-on-usleep0", usleep0_thread },
+		{ "looping-on-abs-now", abs_now_thread },
+	};
+	struct timespec deadline;
+	pthread_t thread;
+	void *result;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (pthread_create(&thread, NULL, kinds[i].fn, NULL))
+			return 1;
+		usleep(20000);	/* into its sleep or loop */
+		pthread_cancel(thread);
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += 10;
+		ret = pthread_timedjoin_np(thread, &result, &deadline);
+		printf("%s %d\n", kinds[i].name, ret == 0 && result == PTHREAD_CANCELED);
+		fflush(stdout);
+		if (ret)
+			_exit(0);	/* cannot join it; end the worker */
+	}
+	return 0;
+}
+
+static int worker(const char *what)
+{
+	int ret = 2;
+
+	if (!strcmp(what, "zero"))
+		ret = work_zero();
+	else if (!strcmp(what, "nonzero"))
+		ret = work_nonzero();
+	else if (!strcmp(what, "invalid"))
+		ret = work_invalid();
+	else if (!strcmp(what, "turns"))
+		ret = work_turns();
+	else if (!strcmp(what, "cancel"))
+		ret = work_cancel();
+	fflush(stdout);
+	return ret;
+}
+
+/* ---- the judge ---------------------------------------------------------- */
+
+static char preload[PATH_MAX];
+static char self[PATH_MAX];
+static char out[8192], err[2048];
+
+/*
+ * Run the worker @what with @policy (NULL: without the preload) and keep
+ * its stdout and stderr in out[] and err[].  Returns its exit status.
+ */
+static int run(const char *what, const char *policy)
+{
+	char tmpl_out[] = "/tmp/zs-preload-out.XXXXXX";
+	char tmpl_err[] = "/tmp/zs-preload-err.XXXXXX";
+	const char *wrapper = getenv("PRELOAD_WRAPPER");
+	int fd_out, fd_err, status = -1;
+	ssize_t n;
+	pid_t pid;
+
+	fd_out = mkstemp(tmpl_out);
+	fd_err = mkstemp(tmpl_err);
+	if (fd_out < 0 || fd_err < 0)
+		return -1;
+	unlink(tmpl_out);
+	unlink(tmpl_err);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd_out, 1);
+		dup2(fd_err, 2);
+		unsetenv("LD_PRELOAD");
+		unsetenv("ZEROSLEEP_POLICY");
+		if (policy) {
+			setenv("LD_PRELOAD", preload, 1);
+			setenv("ZEROSLEEP_POLICY", policy, 1);
+		}
+		if (wrapper && *wrapper)
+			execl("/bin/sh", "sh", "-c", "exec $PRELOAD_WRAPPER \"$0\" \"$1\"",
+			      self, what, (char *)NULL);
+		else
+			execl(self, self, what, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	n = pread(fd_out, out, sizeof(out) - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+	n = pread(fd_err, err, sizeof(err) - 1, 0);
+	err[n > 0 ? n : 0] = '\0';
+	close(fd_out);
+	close(fd_err);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Show the worker's output as diagnostics. */
+static void show_output(void)
+{
+	char *line, *save = NULL;
+
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		diag("  %s", line);
+	if (*err)
+		diag("  stderr: %s", err);
+}
+
+struct zero_result {
+	long switches[C_NR];
+	int failures[C_NR], kept[C_NR];
+};
+
+static int parse_zero(struct zero_result *r)
+{
+	char *p = out;
+	int c, i, n;
+	long sw;
+	int fail, kept;
+
+	for (i = 0; i < C_NR; i++) {
+		if (sscanf(p, "%d %ld %d %d%n", &c, &sw, &fail, &kept, &n) != 4 ||
+		    c != i)
+			return -1;
+		r->switches[i] = sw;
+		r->failures[i] = fail;
+		r->kept[i] = kept;
+		p += n;
+	}
+	return 0;
+}
+
+static void test_zero(void)
+{
+	static const char *const policies[] = { "return", "schedule-once", "1", "2" };
+	struct zero_result base, r;
+	size_t p;
+	int c, status, all;
+
+	status = run("zero", NULL);
+	if (!ok(status == 0 && parse_zero(&base) == 0,
+		"without the preload: the zero-length sleep worker ran"))
+		show_output();
+	/* The control: the kernel sleeps for the 10 ms slack. */
+	all = 1;
+	for (c = 0; c < C_ABS_PAST; c++)
+		all &= base.switches[c] >= CALLS / 2 && base.failures[c] == 0;
+	if (!ok(all, "without the preload each kind of zero-length sleep blocks "
+		"(>= %d of %d calls switch context at 10 ms slack)", CALLS / 2, CALLS))
+		show_output();
+	/*
+	 * A deadline long past: whether the kernel still schedules once
+	 * depends on the kernel (6.18 does not, 6.12 sometimes does), so it is
+	 * only reported.
+	 */
+	ok(base.failures[C_ABS_PAST] == 0,
+	   "without the preload a deadline 1 s ago returns 0 (%ld switches in %d calls)",
+	   base.switches[C_ABS_PAST], CALLS);
+
+	for (p = 0; p < sizeof(policies) / sizeof(policies[0]); p++) {
+		status = run("zero", policies[p]);
+		if (!ok(status == 0 && parse_zero(&r) == 0 && !*err,
+			"ZEROSLEEP_POLICY=%s: the worker ran, nothing on stderr",
+			policies[p])) {
+			show_output();
+			continue;
+		}
+		for (c = 0; c < C_NR; c++)
+			if (!ok(r.failures[c] == 0 && r.kept[c] &&
+				r.switches[c] < CALLS / 4,
+				"ZEROSLEEP_POLICY=%s: %s returns 0 without "
+				"blocking, errno kept (%ld switches in %d calls)",
+				policies[p], call_name[c], r.switches[c], CALLS))
+				diag("failures %d, errno kept %d", r.failures[c],
+				     r.kept[c]);
+	}
+
+	/* Passed through: default and full-slack leave it to the kernel. */
+	static const char *const through[] = { "default", "full-slack", "" };
+	for (p = 0; p < sizeof(through) / sizeof(through[0]); p++) {
+		status = run("zero", through[p]);
+		all = status == 0 && parse_zero(&r) == 0 && !*err;
+		for (c = 0; all && c < C_ABS_PAST; c++)
+			all &= r.switches[c] >= CALLS / 2;
+		if (!ok(all, "ZEROSLEEP_POLICY='%s': every call reaches the "
+			"kernel and blocks, nothing on stderr", through[p]))
+			show_output();
+	}
+}
+
+/*
+ * Is stderr one line that starts with @want?  Under a wrapper, the shell
+ * and the wrapper's own launcher load the preload too, and each says it
+ * once: there every line must be that line.
+ */
+static int one_warning(const char *want)
+{
+	const char *wrapper = getenv("PRELOAD_WRAPPER");
+	const char *line = err, *nl;
+
+	if (!*err)
+		return 0;
+	for (; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (!nl || strncmp(line, want, strlen(want)) ||
+		    (nl - line != (long)strcspn(err, "\n")))
+			return 0;
+		if (!(wrapper && *wrapper) && nl[1])
+			return 0;
+	}
+	return 1;
+}
+
+static void test_bogus(void)
+{
+	static const char *const bogus[] = { "bogus", "RETURN", "4", "return " };
+	struct zero_result r;
+	char want[256];
+	size_t i;
+	int status, all, c;
+
+	for (i = 0; i < sizeof(bogus) / sizeof(bogus[0]); i++) {
+		status = run("zero", bogus[i]);
+		all = status == 0 && parse_zero(&r) == 0;
+		for (c = 0; all && c < C_ABS_PAST; c++)
+			all &= r.switches[c] >= CALLS / 2;
+		snprintf(want, sizeof(want), "libzerosleep-preload.so: ignoring "
+			 "unknown ZEROSLEEP_POLICY '%s'", bogus[i]);
+		if (!ok(all && one_warning(want),
+			"ZEROSLEEP_POLICY='%s': one line on stderr naming it, "
+			"then every sleep is left to the kernel", bogus[i]))
+			show_output();
+	}
+}
+
+static int field(const char *name, long long *a, long long *b, long long *c)
+{
+	char key[64];
+	const char *p = out;
+	int n;
+
+	while (sscanf(p, "%63s %lld %lld %lld%n", key, a, b, c, &n) == 4) {
+		if (!strcmp(key, name))
+			return 0;
+		p += n;
+	}
+	return -1;
+}
+
+static void test_nonzero(void)
+{
+	static const struct {
+		const char *name;
+		long long min_ns;
+	} sleeps[] = {
+		{ "nanosleep-20ms", 20000000 }, { "usleep-20ms", 20000000 },
+		{ "thrd_sleep-20ms", 20000000 }, { "sleep-1s", 1000000000 },
+		{ "abs-20ms", 15000000 },
+	};
+	long long ns = 0, sw = 0, ret = 0;
+	size_t i;
+	int status, found;
+
+	status = run("nonzero", "return");
+	if (!ok(status == 0, "ZEROSLEEP_POLICY=return: the non-zero sleep worker ran"))
+		show_output();
+	for (i = 0; i < sizeof(sleeps) / sizeof(sleeps[0]); i++) {
+		found = field(sleeps[i].name, &ns, &sw, &ret) == 0;
+		if (!ok(found && ret == 0 && ns >= sleeps[i].min_ns,
+			"ZEROSLEEP_POLICY=return: %s still sleeps (%lld ns)",
+			sleeps[i].name, ns))
+			show_output();
+	}
+	found = field("nanosleep-1ns", &ns, &sw, &ret) == 0;
+	if (!ok(found && ret == 0 && sw >= 1,
+		"ZEROSLEEP_POLICY=return: nanosleep({0, 1}) is not zero-length: "
+		"it blocks for the slack (%lld ns)", ns))
+		show_output();
+	found = field("rel-1ns", &ns, &sw, &ret) == 0;
+	if (!ok(found && ret == 0 && sw >= 1,
+		"ZEROSLEEP_POLICY=return: clock_nanosleep(rel 1 ns) blocks "
+		"(%lld ns)", ns))
+		show_output();
+}
+
+static void test_invalid(void)
+{
+	char base[sizeof(out)];
+	int status;
+
+	status = run("invalid", NULL);
+	if (!ok(status == 0, "without the preload: the invalid-argument worker ran"))
+		show_output();
+	memcpy(base, out, sizeof(base));
+	status = run("invalid", "return");
+	if (!ok(status == 0 && !strcmp(base, out),
+		"ZEROSLEEP_POLICY=return: invalid requests fail exactly as "
+		"without the preload (EINVAL)")) {
+		diag("without the preload:");
+		diag("%s", base);
+		show_output();
+	}
+	if (!ok(strstr(out, "nanosleep-nsec-1 -1 22\n") &&
+		strstr(out, "clock_nanosleep-bad-clock 22 "),
+		"and the answers are EINVAL"))
+		show_output();
+}
+
+static void test_turns(void)
+{
+	int status, ret_t = -1, sched_t = -1;
+
+	status = run("turns", "return");
+	if (!ok(status == 0 && sscanf(out, "%d", &ret_t) == 1,
+		"ZEROSLEEP_POLICY=return: two threads on one CPU ran"))
+		show_output();
+	status = run("turns", "schedule");
+	if (!ok(status == 0 && sscanf(out, "%d", &sched_t) == 1,
+		"ZEROSLEEP_POLICY=schedule: two threads on one CPU ran"))
+		show_output();
+	diag("turns taken in 2 x %d sleep(0): return %d, schedule %d",
+	     TURNS, ret_t, sched_t);
+	ok(sched_t >= TURNS / 2,
+	   "schedule-once: sleep(0) yields, the threads take turns (%d >= %d)",
+	   sched_t, TURNS / 2);
+	ok(ret_t >= 0 && ret_t < TURNS / 10,
+	   "return-immediately: sleep(0) does not yield (%d < %d turns)",
+	   ret_t, TURNS / 10);
+}
+
+static void test_cancel(void)
+{
+	static const char *const names[] = {
+		"blocked-in-nanosleep", "looping-on-sleep0", "looping-on-usleep0",
+		"looping-on-abs-now",
+	};
+	static const char *const policies[] = { "return", "schedule" };
+	char want[64];
+	size_t i, p;
+	int status;
+
+	for (p = 0; p < 2; p++) {
+		status = run("cancel", policies[p]);
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			snprintf(want, sizeof(want), "%s 1\n", names[i]);
+			if (!ok(status == 0 && strstr(out, want),
+				"ZEROSLEEP_POLICY=%s: pthread_cancel() ends a thread %s",
+				policies[p], names[i]))
+				show_output();
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *o = getenv("O");
+	ssize_t n;
+
+	if (argc > 1)
+		return worker(argv[1]);
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		ok(0, "find this program: %s", strerror(errno));
+		return tap_done();
+	}
+	self[n] = '\0';
+	snprintf(preload, sizeof(preload), "%s/libzerosleep-preload.so",
+		 o && *o ? o : ".");
+	if (!ok(access(preload, R_OK) == 0, "%s exists", preload))
+		return tap_done();
+
+	test_zero();
+	test_bogus();
+	test_nonzero();
+	test_invalid();
+	test_turns();
+	test_cancel();
+	return tap_done();
+}
