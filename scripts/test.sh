@@ -171,6 +171,8 @@ host_checks() {
 	check series "series/ is current (make series)" scripts/series.sh --check build/linux series selftests
 	check series "uapi/ matches the patched tree's exported headers (make uapi)" \
 		diff -u uapi/linux/prctl.h build/kernel/usr/include/linux/prctl.h
+	check series "<zerosleep.h> carries the numbers of uapi/linux/prctl.h" \
+		make -s -C libc-wrapper check-uapi
 	for p in $(cat series/series); do
 		check checkpatch "checkpatch --strict: $p" \
 			bash -c "cd build/linux && PATH=/usr/bin:\$PATH scripts/checkpatch.pl --strict -q --no-summary '$top/series/$p'"
