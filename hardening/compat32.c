@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The zero-length sleep policy through the IA-32 entry points (SPEC 3.1 to
- * 3.3): built with -m32 -static and run on the x86_64 kernel, it calls
+ * The zero-length sleep policy through the IA-32 entry points: built with
+ * -m32 -static and run on the x86_64 kernel, it calls
  *
  *   nanosleep              (old_timespec32: nanosleep_time32)
  *   clock_nanosleep        (old_timespec32: clock_nanosleep_time32)
@@ -11,7 +11,8 @@
  * to clock_nanosleep_time64, and the prctl options and /proc file with
  * 32-bit arguments.  The results must be those of 64-bit: a zero-length
  * sleep under RETURN or SCHEDULE returns 0 without a voluntary switch and
- * never fails with EINTR, a 1 ns sleep sleeps, EINVAL and EFAULT are
+ * never fails with EINTR, one under FULL_SLACK sleeps (and under DEFAULT
+ * too, before Linux 7.1), a 1 ns sleep sleeps, EINVAL and EFAULT are
  * unchanged, and *rmtp is not written unless a sleep was interrupted.
  *
  * Particular to the compat path: clock_nanosleep_time64 ignores the upper
@@ -23,6 +24,7 @@
 #define _TIME_BITS 64		/* 64-bit time_t for the clock readings */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,7 +186,7 @@ FIXTURE_SETUP(compat)
 	ASSERT_EQ(0, mprotect(map + 4096, 4096, PROT_NONE));
 	self->guard = map + 4096;
 	ASSERT_EQ(0, zs_lock_memory());
-	ASSERT_EQ(ZS_FULL_SLACK, zs_get_policy())
+	ASSERT_EQ(ZS_DEFAULT, zs_get_policy())
 		TH_LOG("start the test under the default policy");
 }
 
@@ -253,40 +255,55 @@ TEST_F(compat, zero_length_returns_without_sleeping)
 			}
 		}
 	}
-	EXPECT_EQ(0, zs_set_policy(ZS_FULL_SLACK));
+	EXPECT_EQ(0, zs_set_policy(ZS_DEFAULT));
 }
 
-/* The control: under FULL_SLACK the same calls sleep for the slack. */
+/*
+ * The control: under FULL_SLACK the same calls sleep for the slack.  So do
+ * they under DEFAULT on a kernel without the early return of Linux 7.1; on
+ * a later kernel DEFAULT may return at once, and only its errors and
+ * *rmtp are checked.
+ */
 TEST_F(compat, full_slack_sleeps)
 {
-	unsigned int c, z;
+	static const int policies[] = { ZS_FULL_SLACK, ZS_DEFAULT };
+	unsigned int p, c, z;
 	long nv0, nv1;
 	int i, errors;
 	union req rem;
 
 	ASSERT_EQ(0, zs_set_slack(LARGE_SLACK_NS));
-	for (c = 0; c < nr_clocks(variant->e); c++) {
-		clockid_t clk = clock_at(variant->e, c);
+	for (p = 0; p < ZS_ARRAY_SIZE(policies); p++) {
+		ASSERT_EQ(0, zs_set_policy(policies[p]));
+		for (c = 0; c < nr_clocks(variant->e); c++) {
+			clockid_t clk = clock_at(variant->e, c);
 
-		/* Only the deadlines that the slack keeps in the future. */
-		for (z = 0; z < 2; z++) {
-			if (variant->e == NS32 && zero_cases[z].abs)
-				continue;
-			errors = 0;
-			nv0 = zs_nvcsw();
-			for (i = 0; i < SLEEP_CALLS / 2; i++) {
-				canary(&rem);
-				errors += !!zero_sleep(variant->e, clk, &zero_cases[z], &rem);
-				EXPECT_TRUE(canary_intact(&rem));
+			/* Only the deadlines that the slack keeps in the future. */
+			for (z = 0; z < 2; z++) {
+				if (variant->e == NS32 && zero_cases[z].abs)
+					continue;
+				errors = 0;
+				nv0 = zs_nvcsw();
+				for (i = 0; i < SLEEP_CALLS / 2; i++) {
+					canary(&rem);
+					errors += !!zero_sleep(variant->e, clk, &zero_cases[z], &rem);
+					EXPECT_TRUE(canary_intact(&rem));
+				}
+				nv1 = zs_nvcsw();
+				ksft_print_msg("%s, %s %s, %s: %ld of %d calls slept\n",
+					       entry_names[variant->e], zs_policy_name(policies[p]),
+					       zs_clock_name(clk), zero_cases[z].desc, nv1 - nv0,
+					       SLEEP_CALLS / 2);
+				EXPECT_EQ(0, errors);
+				if (zs_zero_sleep_sleeps(policies[p]))
+					EXPECT_LE(SLEEP_CALLS / 4, nv1 - nv0)
+						TH_LOG("%s %s, %s: did not sleep",
+						       zs_policy_name(policies[p]),
+						       zs_clock_name(clk), zero_cases[z].desc);
 			}
-			nv1 = zs_nvcsw();
-			ksft_print_msg("%s, FULL_SLACK %s, %s: %ld of %d calls slept\n",
-				       entry_names[variant->e], zs_clock_name(clk),
-				       zero_cases[z].desc, nv1 - nv0, SLEEP_CALLS / 2);
-			EXPECT_EQ(0, errors);
-			EXPECT_LE(SLEEP_CALLS / 4, nv1 - nv0);
 		}
 	}
+	EXPECT_EQ(0, zs_set_policy(ZS_DEFAULT));
 }
 
 /*
@@ -346,7 +363,7 @@ TEST_F(compat, one_ns_sleeps_under_every_policy)
 			EXPECT_LE(SLEEP_CALLS / 4, nv1 - nv0);
 		}
 	}
-	EXPECT_EQ(0, zs_set_policy(ZS_FULL_SLACK));
+	EXPECT_EQ(0, zs_set_policy(ZS_DEFAULT));
 }
 
 /* Argument validation comes first, and is the same under every policy. */
@@ -404,7 +421,7 @@ TEST_F(compat, invalid_arguments)
 		/* A failed call changes nothing. */
 		EXPECT_EQ((int)p, zs_get_policy());
 	}
-	EXPECT_EQ(0, zs_set_policy(ZS_FULL_SLACK));
+	EXPECT_EQ(0, zs_set_policy(ZS_DEFAULT));
 }
 
 static unsigned long alarms;
@@ -418,7 +435,9 @@ static void on_alarm(int sig)
 /*
  * With SIGALRM every 0.5 ms: under FULL_SLACK with a 10 ms slack, zero
  * sleeps are interrupted and report their remainder in the entry point's
- * layout; under RETURN and SCHEDULE they never fail with EINTR.
+ * layout; under RETURN and SCHEDULE they never fail with EINTR.  DEFAULT,
+ * also with a 10 ms slack, behaves as FULL_SLACK before Linux 7.1; later,
+ * an interrupted sleep must still report its remainder.
  */
 TEST_F_TIMEOUT(compat, eintr_and_remainder, 120)
 {
@@ -434,7 +453,10 @@ TEST_F_TIMEOUT(compat, eintr_and_remainder, 120)
 	sa.sa_handler = on_alarm;	/* no SA_RESTART */
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 	for (p = 0; p < ZS_NR_POLICIES; p++) {
-		ASSERT_EQ(0, zs_set_slack(zs_sleeps((int)p) ? LARGE_SLACK_NS : 0));
+		bool sleeps = zs_zero_sleep_sleeps((int)p);
+		bool fast = p == ZS_RETURN || p == ZS_SCHEDULE;
+
+		ASSERT_EQ(0, zs_set_slack(fast ? 0 : LARGE_SLACK_NS));
 		ASSERT_EQ(0, zs_set_policy((int)p));
 		calls = eintr = bad_rem = other = unwritten = 0;
 		zs_store(&alarms, 0);
@@ -461,7 +483,7 @@ TEST_F_TIMEOUT(compat, eintr_and_remainder, 120)
 				other++;
 			}
 		} while ((zs_load(&alarms) < EINTR_SIGNALS || calls < EINTR_MIN_CALLS ||
-			  (zs_sleeps((int)p) && eintr < 10)) &&
+			  (sleeps && eintr < 10)) &&
 			 zs_now(CLOCK_MONOTONIC) - t0 < EINTR_LIMIT_NS);
 		ASSERT_EQ(0, setitimer(ITIMER_REAL, &off, NULL));
 		ksft_print_msg("%s, %s: %lu signals, %ld calls, %ld EINTR (remainder bad %ld, unwritten %ld)\n",
@@ -469,15 +491,14 @@ TEST_F_TIMEOUT(compat, eintr_and_remainder, 120)
 			       calls, eintr, bad_rem, unwritten);
 		EXPECT_EQ(0, other);
 		EXPECT_LE(EINTR_SIGNALS, (long)zs_load(&alarms));
-		if (zs_sleeps((int)p)) {
+		if (sleeps)
 			EXPECT_LT(0, eintr);
-			EXPECT_EQ(0, bad_rem);
-			EXPECT_EQ(0, unwritten);
-		} else {
+		if (fast)
 			EXPECT_EQ(0, eintr);
-		}
+		EXPECT_EQ(0, bad_rem);
+		EXPECT_EQ(0, unwritten);
 	}
-	EXPECT_EQ(0, zs_set_policy(ZS_FULL_SLACK));
+	EXPECT_EQ(0, zs_set_policy(ZS_DEFAULT));
 	EXPECT_EQ(0, zs_set_slack(0));
 }
 
@@ -522,22 +543,29 @@ TEST_F(time64_padding, upper_half_of_tv_nsec_is_ignored)
 
 	EXPECT_EQ(EINVAL, call(CNS64, CLOCK_MONOTONIC, 0, &invalid, NULL));
 	EXPECT_EQ(ZS_RETURN, zs_get_policy());
-	EXPECT_EQ(0, zs_set_policy(ZS_FULL_SLACK));
+	EXPECT_EQ(0, zs_set_policy(ZS_DEFAULT));
 }
 
-/* The prctl options and the /proc file with 32-bit arguments. */
+/* The prctl options, the flag and the /proc file with 32-bit arguments. */
 FIXTURE(control) {};
 FIXTURE_SETUP(control) {}
 FIXTURE_TEARDOWN(control) {}
 
 TEST_F(control, prctl_round_trip_and_einval)
 {
-	static const unsigned long bad_policy[] = { ZS_NR_POLICIES, 4, 255, 256, 257, 258, 0x7fffffff,
-		0x80000000, 0x80000001, 0xfffffffe, 0xffffffff };
+	static const unsigned long bad_policy[] = { 4, 5, 255, 256, 257, 258, 259, 0x7fffffff,
+		0x80000000, 0x80000001, 0x80000003, 0xfffffffe, 0xffffffff };
+	/* Flags in arg3 other than ZS_ALL_THREADS, alone or with it. */
+	static const unsigned long bad_flags[] = { 2, 3, 4, 5, 0x80000000, 0x80000001,
+		0xfffffffe, 0xffffffff };
 	unsigned int p, i;
 
 	for (p = 0; p < ZS_NR_POLICIES; p++) {
 		EXPECT_EQ(0, zs_set_policy((int)p));
+		EXPECT_EQ((int)p, zs_get_policy());
+	}
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		EXPECT_EQ(0, zs_set_policy_all((int)p));
 		EXPECT_EQ((int)p, zs_get_policy());
 	}
 	ASSERT_EQ(0, zs_set_policy(ZS_RETURN));
@@ -545,17 +573,30 @@ TEST_F(control, prctl_round_trip_and_einval)
 		errno = 0;
 		EXPECT_EQ(-1, zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, bad_policy[i], 0, 0, 0));
 		EXPECT_EQ(EINVAL, errno) TH_LOG("policy %#lx", bad_policy[i]);
+		errno = 0;
+		EXPECT_EQ(-1, zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, bad_policy[i],
+				       ZS_ALL_THREADS, 0, 0));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("policy %#lx, ALL_THREADS", bad_policy[i]);
 	}
-	for (i = 0; i < 3; i++) {
-		unsigned long a[3] = { 0, 0, 0 };
+	for (i = 0; i < ZS_ARRAY_SIZE(bad_flags); i++) {
+		errno = 0;
+		EXPECT_EQ(-1, zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, ZS_SCHEDULE, bad_flags[i], 0, 0));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("flags %#lx", bad_flags[i]);
+	}
+	for (i = 0; i < 2; i++) {
+		unsigned long a[2] = { 0, 0 };
 
 		a[i] = 1;
 		errno = 0;
-		EXPECT_EQ(-1, zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, ZS_SCHEDULE, a[0], a[1], a[2]));
+		EXPECT_EQ(-1, zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, ZS_SCHEDULE, 0, a[0], a[1]));
+		EXPECT_EQ(EINVAL, errno);
+		errno = 0;
+		EXPECT_EQ(-1, zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, ZS_SCHEDULE, ZS_ALL_THREADS,
+				       a[0], a[1]));
 		EXPECT_EQ(EINVAL, errno);
 		a[i] = 0xffffffff;
 		errno = 0;
-		EXPECT_EQ(-1, zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, ZS_FULL_SLACK, a[0], a[1], a[2]));
+		EXPECT_EQ(-1, zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, ZS_FULL_SLACK, 0, a[0], a[1]));
 		EXPECT_EQ(EINVAL, errno);
 	}
 	for (i = 0; i < 4; i++) {
@@ -568,7 +609,75 @@ TEST_F(control, prctl_round_trip_and_einval)
 	}
 	/* None of the failed calls changed the policy. */
 	EXPECT_EQ(ZS_RETURN, zs_get_policy());
-	EXPECT_EQ(0, zs_set_policy(ZS_FULL_SLACK));
+	EXPECT_EQ(0, zs_set_policy(ZS_DEFAULT));
+}
+
+/* A second thread that reports its policy each time it is asked to. */
+struct sibling {
+	unsigned long step;	/* asked for by the main thread */
+	unsigned long done;	/* the last step answered */
+	unsigned long policy;	/* the policy read at that step */
+};
+
+static void *sibling_fn(void *arg)
+{
+	struct sibling *sb = arg;
+	unsigned long step = 0, want;
+
+	while ((want = zs_load(&sb->step)) != ~0UL) {
+		if (want == step) {
+			usleep(100);
+			continue;
+		}
+		step = want;
+		zs_store(&sb->policy, (unsigned long)zs_get_policy());
+		zs_store(&sb->done, step);
+	}
+	return NULL;
+}
+
+/* The policy of the sibling, read by itself after the main thread's change. */
+static int sibling_policy(struct sibling *sb)
+{
+	unsigned long step = zs_load(&sb->step) + 1;
+	int i;
+
+	zs_store(&sb->step, step);
+	for (i = 0; i < 100000 && zs_load(&sb->done) != step; i++)
+		usleep(100);
+	return zs_load(&sb->done) == step ? (int)zs_load(&sb->policy) : -1;
+}
+
+/* PR_TIMERSLACK_ZERO_ALL_THREADS with 32-bit arguments reaches the other thread. */
+TEST_F(control, all_threads_flag)
+{
+	struct sibling sb = { 0, 0, 0 };
+	pthread_t t;
+	unsigned int p;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, sibling_fn, &sb));
+	EXPECT_EQ(ZS_DEFAULT, sibling_policy(&sb));
+	/* Without the flag, only the calling thread changes. */
+	EXPECT_EQ(0, zs_set_policy(ZS_RETURN));
+	EXPECT_EQ(ZS_DEFAULT, sibling_policy(&sb));
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		EXPECT_EQ(0, zs_set_policy_all((int)(ZS_NR_POLICIES - 1 - p)));
+		EXPECT_EQ((int)(ZS_NR_POLICIES - 1 - p), zs_get_policy());
+		EXPECT_EQ((int)(ZS_NR_POLICIES - 1 - p), sibling_policy(&sb));
+	}
+	/* A failed call changes no thread. */
+	ASSERT_EQ(0, zs_set_policy_all(ZS_SCHEDULE));
+	errno = 0;
+	EXPECT_EQ(-1, zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, ZS_RETURN, ZS_ALL_THREADS | 2, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, ZS_NR_POLICIES, ZS_ALL_THREADS, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(ZS_SCHEDULE, zs_get_policy());
+	EXPECT_EQ(ZS_SCHEDULE, sibling_policy(&sb));
+	EXPECT_EQ(0, zs_set_policy_all(ZS_DEFAULT));
+	zs_store(&sb.step, ~0UL);
+	pthread_join(t, NULL);
 }
 
 TEST_F(control, proc_file)
@@ -581,7 +690,7 @@ TEST_F(control, proc_file)
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(2, write(fd, "1\n", 2));
 	EXPECT_EQ(ZS_RETURN, zs_get_policy());
-	EXPECT_EQ(-1, write(fd, "3", 1));
+	EXPECT_EQ(-1, write(fd, "4", 1));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, syscall(SYS_write, fd, NULL, 1));
 	EXPECT_EQ(EFAULT, errno);
@@ -590,8 +699,14 @@ TEST_F(control, proc_file)
 	EXPECT_EQ(2, read(fd, buf, sizeof(buf)));
 	EXPECT_EQ(0, memcmp(buf, "1\n", 2));
 	EXPECT_EQ(0, lseek(fd, 0, SEEK_SET));
-	EXPECT_EQ(1, write(fd, "0", 1));
+	EXPECT_EQ(2, write(fd, "3\n", 2));
 	EXPECT_EQ(ZS_FULL_SLACK, zs_get_policy());
+	EXPECT_EQ(0, lseek(fd, 0, SEEK_SET));
+	EXPECT_EQ(2, read(fd, buf, sizeof(buf)));
+	EXPECT_EQ(0, memcmp(buf, "3\n", 2));
+	EXPECT_EQ(0, lseek(fd, 0, SEEK_SET));
+	EXPECT_EQ(1, write(fd, "0", 1));
+	EXPECT_EQ(ZS_DEFAULT, zs_get_policy());
 	close(fd);
 }
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzzer for the zero-length sleep policy interfaces (SPEC 3.1 to 3.5).
+ * Fuzzer for the zero-length sleep policy interfaces.
  *
  * At least 100,000 calls (--calls N), each one of:
  *
  * - prctl(PR_SET_TIMERSLACK_ZERO_POLICY or PR_GET_TIMERSLACK_ZERO_POLICY,
  *   or an unused neighbouring option number) with random 64-bit arguments,
- *   biased towards edge values;
+ *   biased towards edge values, the four policies and, in SET's arg3,
+ *   PR_TIMERSLACK_ZERO_ALL_THREADS;
  * - a write of random bytes, 0 to 8192 of them, from a good or bad buffer,
  *   at offset 0 or not, to the thread's own policy file under
  *   /proc/self/task/<tid>/, /proc/self/ or /proc/thread-self/;
@@ -17,7 +18,10 @@
  *   the remainder (also a read-only page).
  *
  * A model predicts each result from the documented rules, and the call
- * must match it exactly: prctl fails only with EINVAL; a /proc write only
+ * must match it exactly: prctl fails only with EINVAL (SET takes a policy
+ * of 0 to 3 and, in arg3, no flag but ALL_THREADS; with ALL_THREADS it sets
+ * every thread's policy, which in this single-threaded process is the
+ * caller's); a /proc write (of 0 to 3) only
  * with EINVAL or EFAULT; nanosleep() only with EFAULT or EINVAL;
  * clock_nanosleep() with EINVAL, EOPNOTSUPP or EFAULT according to the
  * clock.  After every call the policy is read back and compared with the
@@ -75,7 +79,7 @@ static long opt_calls = MIN_CALLS;
 
 /* How the kernel treats a clock id in clock_nanosleep(). */
 enum clock_class {
-	C_HRTIMER,		/* the four clocks of SPEC 3.2 */
+	C_HRTIMER,		/* the four hrtimer clocks of zs_hrtimer_clocks[] */
 	C_NO_NSLEEP,		/* known clock without nsleep: EOPNOTSUPP */
 	C_INVALID,		/* no such clock: EINVAL */
 	C_ALARM,		/* alarm clocks: depend on an RTC and CAP_WAKE_ALARM */
@@ -151,6 +155,8 @@ struct fuzz {
 	unsigned long n_prctl[3], n_write, n_write_off, n_ns, n_cns;
 	unsigned long n_ok, n_einval, n_efault, n_eopnotsupp, n_eperm;
 	unsigned long n_sleeps, n_zero, n_zero_return, n_nonzero, n_model_changes;
+	unsigned long n_set_all;		/* successful SETs with ALL_THREADS */
+	unsigned long n_became[ZS_NR_POLICIES];	/* valid changes to each policy */
 	unsigned long failures;
 };
 
@@ -289,9 +295,11 @@ static void fuzz_prctl(struct fuzz *f)
 	if (which < 9) {
 		opt = PR_SET_TIMERSLACK_ZERO_POLICY;
 		if (zs_below(rng, 10) < 6)
-			a2 = zs_below(rng, 3);
+			a2 = zs_below(rng, ZS_NR_POLICIES + 1);
+		if (zs_one_in(rng, 3))
+			a3 = ZS_ALL_THREADS;
 		f->n_prctl[0]++;
-		if (!(a3 | a4 | a5) && a2 < ZS_NR_POLICIES) {
+		if (!(a3 & ~(unsigned long)ZS_ALL_THREADS) && !(a4 | a5) && a2 < ZS_NR_POLICIES) {
 			expect = 0;
 			expect_err = 0;
 		} else {
@@ -324,6 +332,8 @@ static void fuzz_prctl(struct fuzz *f)
 		     opt, a2, a3, a4, a5, ret, errname(err), expect, errname(expect_err));
 	if (opt == PR_SET_TIMERSLACK_ZERO_POLICY && !expect_err) {
 		f->n_model_changes += f->model != (int)a2;
+		f->n_became[a2]++;
+		f->n_set_all += a3 == ZS_ALL_THREADS;
 		f->model = (int)a2;
 	}
 	check_policy(f, "prctl");
@@ -415,7 +425,7 @@ static void fuzz_write(struct fuzz *f)
 	if (kind == P_GOOD) {
 		fill_bytes(rng, p, len);
 		if (len && zs_below(rng, 3))
-			p[0] = (char)('0' + zs_below(rng, 4));
+			p[0] = (char)('0' + zs_below(rng, ZS_NR_POLICIES + 1));
 		if (len == 2 && zs_below(rng, 3))
 			p[1] = '\n';
 	}
@@ -458,6 +468,7 @@ static void fuzz_write(struct fuzz *f)
 		     errname(err), expect, errname(expect_err));
 	if (np >= 0) {
 		f->n_model_changes += f->model != np;
+		f->n_became[np]++;
 		f->model = np;
 	}
 	check_policy(f, "write");
@@ -795,10 +806,14 @@ TEST_F_TIMEOUT(fuzz, interfaces, 1200)
 	ASSERT_EQ(0, open_policy_files(&f))
 		TH_LOG("opening the policy files: %s", strerror(errno));
 
-	/* Start from the default, with a tiny slack so that FULL_SLACK is quick. */
+	/*
+	 * Start from the default, with a tiny slack so that DEFAULT and
+	 * FULL_SLACK are quick.
+	 */
+	ASSERT_EQ(ZS_DEFAULT, zs_get_policy())
+		TH_LOG("start the test under the default policy");
 	ASSERT_EQ(0, zs_set_slack(1));
-	ASSERT_EQ(0, zs_set_policy(ZS_FULL_SLACK));
-	f.model = ZS_FULL_SLACK;
+	f.model = ZS_DEFAULT;
 
 	/* Alarm clocks sleep only with an RTC and CAP_WAKE_ALARM. */
 	f.alarm_result = syscall(SYS_clock_nanosleep, CLOCK_REALTIME_ALARM, TIMER_ABSTIME,
@@ -834,16 +849,22 @@ TEST_F_TIMEOUT(fuzz, interfaces, 1200)
 		       f.n_ok, f.n_einval, f.n_efault, f.n_eopnotsupp, f.n_eperm);
 	ksft_print_msg("hrtimer sleeps that ran: %lu (zero-length %lu, of them under RETURN %lu; non-zero %lu); policy changes %lu\n",
 		       f.n_sleeps, f.n_zero, f.n_zero_return, f.n_nonzero, f.n_model_changes);
+	ksft_print_msg("valid sets: DEFAULT %lu, RETURN %lu, SCHEDULE %lu, FULL_SLACK %lu; with ALL_THREADS %lu\n",
+		       f.n_became[ZS_DEFAULT], f.n_became[ZS_RETURN], f.n_became[ZS_SCHEDULE],
+		       f.n_became[ZS_FULL_SLACK], f.n_set_all);
 	ksft_print_msg("failures: %lu\n", f.failures);
 	EXPECT_EQ(0UL, f.failures);
 	EXPECT_LE(MIN_CALLS, f.calls);
 	/* Every path was taken. */
 	EXPECT_LT(0UL, f.n_model_changes);
+	for (i = 0; i < ZS_NR_POLICIES; i++)
+		EXPECT_LT(0UL, f.n_became[i]) TH_LOG("policy %d never set", i);
+	EXPECT_LT(0UL, f.n_set_all);
 	EXPECT_LT(0UL, f.n_zero_return);
 	EXPECT_LT(0UL, f.n_nonzero);
 	EXPECT_LT(0UL, f.n_efault);
 	EXPECT_LT(0UL, f.n_eopnotsupp);
-	zs_set_policy(ZS_FULL_SLACK);
+	zs_set_policy(ZS_DEFAULT);
 	munmap(map, (BUF_PAGES + 2) * PAGE);
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Zero-length sleeps of real-time threads (SPEC 3.3, 3.4).
+ * Zero-length sleeps of real-time threads.
  *
  * A SCHED_FIFO or SCHED_RR thread A makes zero-length sleeps (relative
  * {0, 0} and absolute "now", through nanosleep() and clock_nanosleep() on
@@ -15,6 +15,7 @@
  *
  *   policy      peer B runs          SCHED_OTHER C runs   A's switches
  *   FULL_SLACK  in some sleeps       in some sleeps       voluntary, some
+ *   DEFAULT     as FULL_SLACK before Linux 7.1; skipped on later kernels
  *   RETURN      never                never                none
  *   SCHEDULE    (nearly) every sleep never: a yield      no voluntary ones;
  *                                    stays in the class   involuntary with B
@@ -24,7 +25,10 @@
  * sleep, which is how B and C get the CPU.  The timer's interrupt often
  * comes before the thread has switched out (then it does not sleep), so
  * FULL_SLACK is told from RETURN by any sleep at all in RT_CALLS calls,
- * where RETURN has none.
+ * where RETURN has none.  DEFAULT is the vanilla kernel's behaviour: before
+ * Linux 7.1 the same sleep path as FULL_SLACK; from 7.1 on, an expired
+ * sleeper may return at once when its timer would be the first on the CPU,
+ * which the test cannot arrange, so the DEFAULT variants are skipped there.
  *
  * Also: PR_SET_TIMERSLACK stays ignored for an RT thread as in vanilla
  * (PR_GET_TIMERSLACK and /proc/self/timerslack_ns give 0, writes are
@@ -216,16 +220,18 @@ static bool round_ok(const struct round *r)
 	if (r->errors || n != RT_CALLS)
 		return false;
 	switch (r->policy) {
+	case ZS_DEFAULT:	/* only run before Linux 7.1: as FULL_SLACK */
 	case ZS_FULL_SLACK:
 		return r->moved > 0 && r->nvcsw > 0;
 	case ZS_RETURN:
 		return r->moved == 0 && r->nvcsw == 0;
-	default:
+	case ZS_SCHEDULE:
 		if (r->peer)
 			return r->moved >= n * 9 / 10 && r->nvcsw == 0 &&
 				r->nivcsw >= n * 9 / 10;
 		return r->moved == 0 && r->nvcsw == 0;
 	}
+	return false;
 }
 
 FIXTURE(rt) {};
@@ -234,9 +240,11 @@ FIXTURE_VARIANT(rt) {
 	int policy;
 };
 
+FIXTURE_VARIANT_ADD(rt, fifo_default) { .sched = SCHED_FIFO, .policy = ZS_DEFAULT };
 FIXTURE_VARIANT_ADD(rt, fifo_full_slack) { .sched = SCHED_FIFO, .policy = ZS_FULL_SLACK };
 FIXTURE_VARIANT_ADD(rt, fifo_return) { .sched = SCHED_FIFO, .policy = ZS_RETURN };
 FIXTURE_VARIANT_ADD(rt, fifo_schedule) { .sched = SCHED_FIFO, .policy = ZS_SCHEDULE };
+FIXTURE_VARIANT_ADD(rt, rr_default) { .sched = SCHED_RR, .policy = ZS_DEFAULT };
 FIXTURE_VARIANT_ADD(rt, rr_full_slack) { .sched = SCHED_RR, .policy = ZS_FULL_SLACK };
 FIXTURE_VARIANT_ADD(rt, rr_return) { .sched = SCHED_RR, .policy = ZS_RETURN };
 FIXTURE_VARIANT_ADD(rt, rr_schedule) { .sched = SCHED_RR, .policy = ZS_SCHEDULE };
@@ -260,6 +268,8 @@ static void run_variant(struct __test_metadata *_metadata, int sched, int policy
 	int attempt, ret;
 	bool ok = false;
 
+	if (policy == ZS_DEFAULT && zs_kernel_returns_early())
+		SKIP(return, "DEFAULT may return at once from Linux 7.1 on: nothing to assert");
 	for (attempt = 1; attempt <= ROUNDS && !ok; attempt++) {
 		memset(&r, 0, sizeof(r));
 		r.sched = sched;
@@ -374,6 +384,8 @@ TEST_F(slack, ignored_for_fifo_and_policy_independent)
 		       RT_CALLS, errors, nv1 - nv0);
 	EXPECT_EQ(0, errors);
 	EXPECT_EQ(0, nv1 - nv0);
+	EXPECT_EQ(2, write_proc(POLICY_FILE, "3\n"));
+	EXPECT_EQ(ZS_FULL_SLACK, zs_get_policy());
 	EXPECT_EQ(2, write_proc(POLICY_FILE, "2\n"));
 	EXPECT_EQ(ZS_SCHEDULE, zs_get_policy());
 	EXPECT_EQ(0, zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
@@ -387,7 +399,7 @@ TEST_F(slack, ignored_for_fifo_and_policy_independent)
 	EXPECT_EQ(0, zs_set_slack(SLACK_5MS));
 	EXPECT_EQ(SLACK_5MS, zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
 	EXPECT_EQ(ZS_SCHEDULE, zs_get_policy());
-	EXPECT_EQ(0, zs_set_policy(ZS_FULL_SLACK));
+	EXPECT_EQ(0, zs_set_policy(ZS_DEFAULT));
 }
 
 TEST_HARNESS_MAIN

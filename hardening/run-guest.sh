@@ -36,7 +36,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# The tests judge sleeps by the policy they set: start from the default.
+# The tests judge sleeps by the policy they set: start from the default
+# (0, DEFAULT), which several of them check.
 if [ -r /proc/self/timerslack_zero_policy ] &&
    [ "$(cat /proc/self/timerslack_zero_policy)" != 0 ]; then
 	echo "0" > /proc/self/timerslack_zero_policy

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Stress test for the zero-length sleep policy (SPEC 3.2 to 3.5).
+ * Stress test for the zero-length sleep policy.
  *
  * For a bounded time (60 s by default, --seconds N), many threads flip
- * their policy at random and mix zero-length and non-zero sleeps, relative
- * and absolute, on every hrtimer clock, while signals are sent at them and
- * another process rewrites their /proc policy files.
+ * their policy among the four at random and mix zero-length and non-zero
+ * sleeps, relative and absolute, on every hrtimer clock, while signals are
+ * sent at them and another process rewrites their /proc policy files.
  *
  * The threads are in two groups, so that every assertion is sound:
  *
@@ -18,9 +18,11 @@
  * - "supervised" threads, in a second process: a third process, the
  *   writer, rewrites their /proc/<pid>/task/<tid>/timerslack_zero_policy
  *   files at random and stops and continues their process (SIGSTOP and
- *   SIGCONT, which restart interrupted sleeps in the kernel).  Their policy
- *   can change during a call, so only the checks that hold under every
- *   policy apply to them.
+ *   SIGCONT, which restart interrupted sleeps in the kernel).  They also
+ *   set the policy of their whole process at times
+ *   (PR_TIMERSLACK_ZERO_ALL_THREADS), racing with the writer and with each
+ *   other.  Their policy can change during a call, so only the checks that
+ *   hold under every policy apply to them.
  *
  * For every thread: no error but EINTR; an interrupted relative sleep
  * reports a remainder that is positive and at most the request plus the
@@ -89,7 +91,9 @@ struct wstats {
 	pid_t tid;
 	unsigned long flips;		/* policy changes by the thread itself */
 	unsigned long proc_flips;	/* ... of them through its own /proc file */
-	unsigned long zero[ZS_NR_POLICIES + 1];	/* [ZS_NR_POLICIES]: supervised, policy unknown */
+	unsigned long all_flips;	/* ... of them for every thread (ALL_THREADS) */
+	/* By policy; [ZS_NR_POLICIES]: supervised, policy unknown. */
+	unsigned long zero[ZS_NR_POLICIES + 1];
 	unsigned long zero_return_checked;	/* RETURN, voluntary switches checked */
 	unsigned long nonzero;
 	unsigned long kinds[NR_KINDS];
@@ -176,6 +180,12 @@ static void set_own_policy(struct worker *c)
 			FAIL(w, "writing %d to own policy file: %zd (%s)", np, r,
 			     strerror(errno));
 		w->proc_flips++;
+	} else if (!c->strict && zs_one_in(&c->rng, 3)) {
+		/* Only the supervised process, whose policies are unknown anyway. */
+		if (zs_set_policy_all(np))
+			FAIL(w, "PR_SET_TIMERSLACK_ZERO_POLICY(%d, ALL_THREADS): %s", np,
+			     strerror(errno));
+		w->all_flips++;
 	} else if (zs_set_policy(np)) {
 		FAIL(w, "PR_SET_TIMERSLACK_ZERO_POLICY(%d): %s", np, strerror(errno));
 	}
@@ -307,7 +317,8 @@ static void one_sleep(struct worker *c)
 		w->zero[c->strict ? policy : ZS_NR_POLICIES]++;
 		if (err == EINTR) {
 			w->eintr_zero++;
-			if (c->strict && !zs_sleeps(policy))
+			/* DEFAULT and FULL_SLACK sleep, and can be interrupted. */
+			if (c->strict && (policy == ZS_RETURN || policy == ZS_SCHEDULE))
 				FAIL(w, "%s %s: zero-length sleep under %s failed with EINTR",
 				     kind_names[kind], zs_clock_name(clk), zs_policy_name(policy));
 		}
@@ -436,7 +447,7 @@ static void supervised_main(void)
 	record(sh->wr_message, &sh->wr_failures, 1, fmt, ##__VA_ARGS__)
 
 static const char *const invalid_writes[] = {
-	"3", "9", "", "00", "01", "1 ", " 1", "-1", "+1", "1\n\n", "x", "\n",
+	"4", "9", "", "00", "01", "1 ", " 1", "-1", "+1", "1\n\n", "x", "\n",
 	"0x1", "1\r", "10", "2\0", "\0",
 };
 
@@ -499,7 +510,8 @@ static void writer_main(void)
 			break;
 		default:
 			r = read(fd, buf, sizeof(buf));
-			if (r != 2 || buf[0] < '0' || buf[0] > '2' || buf[1] != '\n')
+			if (r != 2 || buf[0] < '0' || buf[0] >= '0' + ZS_NR_POLICIES ||
+			    buf[1] != '\n')
 				WFAIL("read: %zd (%s)", r, r < 0 ? strerror(errno) : "bad contents");
 			sh->wr_reads++;
 			break;
@@ -546,6 +558,7 @@ static void add_stats(struct wstats *t, const struct wstats *w)
 	t->iterations += w->iterations;
 	t->flips += w->flips;
 	t->proc_flips += w->proc_flips;
+	t->all_flips += w->all_flips;
 	for (k = 0; k <= ZS_NR_POLICIES; k++)
 		t->zero[k] += w->zero[k];
 	t->zero_return_checked += w->zero_return_checked;
@@ -586,12 +599,13 @@ static unsigned long sum_and_print(struct __test_metadata *_metadata)
 
 		ksft_print_msg("%s threads: %d, iterations %lu (fewest in one thread %lu)\n",
 			       group[g], g ? NR_SUPERVISED : NR_STRICT, t->iterations, min_it[g]);
-		ksft_print_msg("%s: own policy changes %lu (%lu through /proc)\n",
-			       group[g], t->flips, t->proc_flips);
+		ksft_print_msg("%s: own policy changes %lu (%lu through /proc, %lu for all threads)\n",
+			       group[g], t->flips, t->proc_flips, t->all_flips);
 		if (!g)
-			ksft_print_msg("strict: zero-length sleeps FULL_SLACK %lu, RETURN %lu (%lu switch-checked), SCHEDULE %lu\n",
-				       t->zero[ZS_FULL_SLACK], t->zero[ZS_RETURN],
-				       t->zero_return_checked, t->zero[ZS_SCHEDULE]);
+			ksft_print_msg("strict: zero-length sleeps DEFAULT %lu, RETURN %lu (%lu switch-checked), SCHEDULE %lu, FULL_SLACK %lu\n",
+				       t->zero[ZS_DEFAULT], t->zero[ZS_RETURN],
+				       t->zero_return_checked, t->zero[ZS_SCHEDULE],
+				       t->zero[ZS_FULL_SLACK]);
 		else
 			ksft_print_msg("supervised: zero-length sleeps %lu\n", t->zero[ZS_NR_POLICIES]);
 		ksft_print_msg("%s: non-zero sleeps %lu; nanosleep %lu, relative %lu, absolute %lu\n",
@@ -615,10 +629,13 @@ static unsigned long sum_and_print(struct __test_metadata *_metadata)
 	/* Each part of the load must have happened, or the run proves little. */
 	EXPECT_LT(0UL, min_it[0]);
 	EXPECT_LT(0UL, min_it[1]);
+	EXPECT_LT(0UL, tot[0].zero[ZS_DEFAULT]);
 	EXPECT_LT(0UL, tot[0].zero[ZS_RETURN]);
 	EXPECT_LT(0UL, tot[0].zero[ZS_SCHEDULE]);
+	EXPECT_LT(0UL, tot[0].zero[ZS_FULL_SLACK]);
 	EXPECT_LT(0UL, tot[0].zero_return_checked);
 	EXPECT_LT(0UL, tot[0].proc_flips);
+	EXPECT_LT(0UL, tot[1].all_flips);
 	EXPECT_LT(0UL, tot[0].signals);
 	EXPECT_LT(0UL, tot[1].signals);
 	EXPECT_LT(0UL, tot[0].eintr_nonzero + tot[1].eintr_nonzero);
