@@ -768,19 +768,19 @@ TEST_F(sibling, thread_files)
 			ASSERT_EQ(0, drop_one_cap(CAP_SYS_NICE));
 		}
 	}
-	SET_POLICY(FULL_SLACK);
+	SET_POLICY(DEFAULT);
 	ASSERT_EQ(0, pthread_barrier_init(&s.b, NULL, 2));
 	ASSERT_EQ(0, pthread_create(&t, NULL, sibling_fn, &s));
 	pthread_barrier_wait(&s.b);
 	policy_path(tpath, sizeof(tpath), getpid(), s.tid);
 	policy_path(path, sizeof(path), getpid(), 0);
 
-	EXPECT_READ(tpath, FULL_SLACK);
+	EXPECT_READ(tpath, DEFAULT);
 	err = write_policy(tpath, "1");
 	EXPECT_EQ(0, err)
 		TH_LOG("%s: %s", tpath, access_str(err));
 	EXPECT_READ(tpath, RETURN);
-	EXPECT_EQ(FULL_SLACK, get_policy())
+	EXPECT_EQ(DEFAULT, get_policy())
 		TH_LOG("writing a sibling's file changed the writer");
 	pthread_barrier_wait(&s.b);
 	ASSERT_EQ(0, pthread_join(t, NULL));
