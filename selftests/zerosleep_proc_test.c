@@ -820,12 +820,12 @@ static void userns_child(struct userns_result *r)
 		r->setup_err = errno;
 		return;
 	}
-	if (peer_start(&inside, false) || peer_cmd(&inside, 'g') != '0') {
+	if (peer_start(&inside, false) || peer_cmd(&inside, 'g') != '0' + SCHEDULE) {
 		r->setup_err = EIO;
 		return;
 	}
 	policy_path(path, sizeof(path), inside.pid, 0);
-	r->write_inside = try_write(path, "2");
+	r->write_inside = try_write(path, "1");
 	r->child_after = peer_cmd(&inside, 'g') - '0';
 	peer_stop(&inside);
 
@@ -857,7 +857,7 @@ TEST(user_namespace)
 		TH_LOG("unshare(CLONE_NEWUSER) and a child in it: %s", strerror(r->setup_err));
 	EXPECT_EQ(0, r->write_inside)
 		TH_LOG("write of a task inside the namespace: %s", access_str(r->write_inside));
-	EXPECT_EQ(SCHEDULE, r->child_after);
+	EXPECT_EQ(RETURN, r->child_after);
 	EXPECT_EQ(EPERM, r->write_outside)
 		TH_LOG("write of the parent, outside: %s", access_str(r->write_outside));
 	EXPECT_EQ(EPERM, r->read_outside)
