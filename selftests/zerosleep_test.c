@@ -789,11 +789,12 @@ TEST(signal_pending_at_entry)
 			setup = signal_at_entry(pid, a ? SYS_clock_nanosleep : SYS_nanosleep);
 			if (setup)
 				kill(pid, SIGKILL);
-			ASSERT_EQ(pid, waitpid(pid, &status, 0));
-			ASSERT_EQ(0, setup)
-				TH_LOG("tracing the child: step %d: %s", setup, strerror(errno));
-			ASSERT_TRUE(WIFEXITED(status));
-			ASSERT_EQ(0, WEXITSTATUS(status));
+			status = -1;
+			waitpid(pid, &status, 0);
+			/* 10: the child could not set its policy or slack */
+			ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+				TH_LOG("%s, %s: tracing step %d, child status %#x",
+				       policy_name(policy), desc, setup, status);
 			ksft_print_msg("%s, %s, signal pending: returned %ld (%s), rmtp {%lld, %ld}\n",
 				       policy_name(policy), desc, r->ret,
 				       r->ret ? strerror(r->err) : "success",
