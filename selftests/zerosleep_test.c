@@ -732,19 +732,20 @@ static void eintr_child(struct eintr_result *r, int policy, bool absolute)
 }
 
 /* Runs the tracee to the entry of system call @nr, signals it, detaches. */
-static int signal_at_entry(pid_t pid, long nr)
+static int signal_at_entry(pid_t pid, long nr, int *wstatus)
 {
 	struct syscall_entry_info info;
 	int status, i, sig = 0;
 
-	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+	if (waitpid(pid, wstatus, 0) != pid || !WIFSTOPPED(*wstatus) ||
 	    ptrace(PTRACE_SETOPTIONS, pid, NULL,
 		   (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL)))
 		return 1;
 	for (i = 0; i < 100; i++) {
 		if (ptrace(PTRACE_SYSCALL, pid, NULL, (void *)(long)sig) ||
-		    waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+		    waitpid(pid, wstatus, 0) != pid || !WIFSTOPPED(*wstatus))
 			return 2;
+		status = *wstatus;
 		sig = 0;
 		if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
 			sig = WSTOPSIG(status) == SIGSTOP ? 0 : WSTOPSIG(status);
@@ -786,11 +787,12 @@ TEST(signal_pending_at_entry)
 			ASSERT_LE(0, pid);
 			if (pid == 0)
 				eintr_child(r, policy, a);
-			setup = signal_at_entry(pid, a ? SYS_clock_nanosleep : SYS_nanosleep);
-			if (setup)
+			setup = signal_at_entry(pid, a ? SYS_clock_nanosleep : SYS_nanosleep,
+						&status);
+			if (setup && WIFSTOPPED(status))
 				kill(pid, SIGKILL);
-			status = -1;
-			waitpid(pid, &status, 0);
+			if (!setup || WIFSTOPPED(status))
+				waitpid(pid, &status, 0);
 			/* 10: the child could not set its policy or slack */
 			ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 				TH_LOG("%s, %s: tracing step %d, child status %#x",
