@@ -406,7 +406,7 @@ TEST(valid_writes_return_full_count)
 
 /*
  * A child that runs commands from a pipe: 'g' reports its policy, '0' to
- * '2' set it with prctl, 'q' (or end of file) exits.
+ * '3' set it with prctl, 'q' (or end of file) exits.
  */
 struct peer {
 	pid_t pid;
