@@ -4,86 +4,28 @@
  * /proc/<pid>/task/<tid>/timerslack_zero_policy, the supervisor's view of a
  * thread's zero-length sleep policy (PR_SET_TIMERSLACK_ZERO_POLICY).
  *
- * Read: the policy in decimal and a newline.  Write: "0", "1" or "2", with
- * an optional trailing newline, at offset 0; anything else is EINVAL and
- * changes nothing.  A task may always read and write its own file; another
- * task's needs CAP_SYS_NICE (EPERM otherwise).  A task that is gone gives
- * ESRCH.
+ * Read: the policy in decimal and a newline.  Write: "0" to "3", with an
+ * optional trailing newline, at offset 0; anything else is EINVAL and
+ * changes nothing.  A task may always read and write the files of its own
+ * thread group; another task's need CAP_SYS_NICE in that task's user
+ * namespace, held by whoever opened the file (EPERM otherwise).  A task that
+ * is gone gives ESRCH.  timerslack_ns follows the same opener rule.
  *
  * Tests that act on other users' tasks or drop privileges need root.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <pthread.h>
-#include <stdbool.h>
-#include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
-#include <linux/prctl.h>
 
-#include "../kselftest_harness.h"
-
-#ifndef PR_SET_TIMERSLACK_ZERO_POLICY
-# define PR_SET_TIMERSLACK_ZERO_POLICY	0x545a5053
-# define PR_GET_TIMERSLACK_ZERO_POLICY	0x545a5047
-# define PR_TIMERSLACK_ZERO_FULL_SLACK	0
-# define PR_TIMERSLACK_ZERO_RETURN	1
-# define PR_TIMERSLACK_ZERO_SCHEDULE	2
-#endif
-
-#define FULL_SLACK		PR_TIMERSLACK_ZERO_FULL_SLACK
-#define RETURN			PR_TIMERSLACK_ZERO_RETURN
-#define SCHEDULE		PR_TIMERSLACK_ZERO_SCHEDULE
-
-#define NOBODY			65534
-
-/* Long enough for /proc/<pid>/task/<tid>/timerslack_zero_policy */
-#define PROC_PATH_LEN		80
-
-static const int all_policies[] = { FULL_SLACK, RETURN, SCHEDULE };
-
-static int set_policy(unsigned long policy)
-{
-	return prctl(PR_SET_TIMERSLACK_ZERO_POLICY, policy, 0UL, 0UL, 0UL);
-}
-
-static int get_policy(void)
-{
-	return prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0UL, 0UL, 0UL, 0UL);
-}
-
-/* Sets the calling thread's policy, or ends the test. */
-static void set_policy_or_fail(struct __test_metadata *_metadata, int policy)
-{
-	ASSERT_EQ(0, set_policy(policy))
-		TH_LOG("PR_SET_TIMERSLACK_ZERO_POLICY(%d): %s", policy, strerror(errno));
-}
-
-#define SET_POLICY(p)	set_policy_or_fail(_metadata, p)
-
-static pid_t sys_gettid(void)
-{
-	return syscall(SYS_gettid);
-}
-
-/* The file of a process (tid 0) or of one of its threads. */
-static void policy_path(char *buf, size_t len, pid_t pid, pid_t tid)
-{
-	if (tid)
-		snprintf(buf, len, "/proc/%d/task/%d/timerslack_zero_policy", pid, tid);
-	else
-		snprintf(buf, len, "/proc/%d/timerslack_zero_policy", pid);
-}
+#include "zerosleep.h"
 
 /*
  * The result of an access: 0 for success, an error number from read() or
@@ -179,11 +121,6 @@ static void expect_read(struct __test_metadata *_metadata, const char *path, int
 
 #define EXPECT_READ(path, want)	expect_read(_metadata, path, want)
 
-static bool is_root(void)
-{
-	return geteuid() == 0;
-}
-
 /* ------------------------------------------------------------------------
  * The calling task's own files
  */
@@ -219,7 +156,7 @@ TEST(read_format)
 	char path[PROC_PATH_LEN];
 	unsigned int p;
 
-	for (p = 0; p < ARRAY_SIZE(all_policies); p++) {
+	for (p = 0; p < NR_POLICIES; p++) {
 		SET_POLICY(all_policies[p]);
 		check_format(_metadata, "/proc/self/timerslack_zero_policy", all_policies[p]);
 		check_format(_metadata, "/proc/thread-self/timerslack_zero_policy",
@@ -232,10 +169,10 @@ TEST(read_format)
 /* Writes through the /proc file are seen by prctl, and prctl's by reads. */
 static void check_own_file(struct __test_metadata *_metadata, const char *path)
 {
-	static const char * const writes[] = { "1", "2\n", "0", "2", "1\n", "0\n" };
+	static const char * const writes[] = { "1", "2\n", "3", "0", "2", "3\n", "1\n", "0\n" };
 	unsigned int i, p;
 
-	for (p = 0; p < ARRAY_SIZE(all_policies); p++) {
+	for (p = 0; p < NR_POLICIES; p++) {
 		SET_POLICY(all_policies[p]);
 		EXPECT_READ(path, all_policies[p]);
 	}
@@ -304,7 +241,7 @@ static void *own_thread_fn(void *arg)
 	}
 	got = read_policy(leader, &err);
 	if (got != FULL_SLACK)
-		snprintf(c->msg, sizeof(c->msg), "%s: leader's file reads %d (%s), not 0",
+		snprintf(c->msg, sizeof(c->msg), "%s: leader's file reads %d (%s), not 3",
 			 leader, got, access_str(err));
 	return NULL;
 }
@@ -332,7 +269,8 @@ static const struct {
 	const char *desc;
 } bad_writes[] = {
 	{ "", 0, "empty" },
-	{ "3", 1, "\"3\"" },
+	{ "4", 1, "\"4\"" },
+	{ "9", 1, "\"9\"" },
 	{ "-1", 2, "\"-1\"" },
 	{ "-0", 2, "\"-0\"" },
 	{ "+1", 2, "\"+1\"" },
@@ -443,7 +381,7 @@ TEST(bad_writes_thread_file)
 
 TEST(valid_writes_return_full_count)
 {
-	static const char * const writes[] = { "0", "1\n", "2", "0\n", "1", "2\n" };
+	static const char * const writes[] = { "0", "1\n", "2", "3", "0\n", "1", "2\n", "3\n" };
 	char path[PROC_PATH_LEN];
 	unsigned int i, t;
 	ssize_t n;
@@ -468,7 +406,7 @@ TEST(valid_writes_return_full_count)
 
 /*
  * A child that runs commands from a pipe: 'g' reports its policy, '0' to
- * '2' set it with prctl, 'q' (or end of file) exits.
+ * '3' set it with prctl, 'q' (or end of file) exits.
  */
 struct peer {
 	pid_t pid;
@@ -557,71 +495,18 @@ TEST(other_process_with_cap_sys_nice)
 	EXPECT_EQ('2', peer_cmd(&p, 'g'));
 	EXPECT_READ(path, SCHEDULE);
 
+	err = write_policy(tpath, "3");
+	EXPECT_EQ(0, err);
+	EXPECT_EQ('3', peer_cmd(&p, 'g'));
+
 	/* The child's own prctl shows through both files. */
 	EXPECT_EQ('k', peer_cmd(&p, '0'));
-	EXPECT_READ(path, FULL_SLACK);
-	EXPECT_READ(tpath, FULL_SLACK);
+	EXPECT_READ(path, DEFAULT);
+	EXPECT_READ(tpath, DEFAULT);
 
-	EXPECT_EQ(FULL_SLACK, get_policy())
+	EXPECT_EQ(DEFAULT, get_policy())
 		TH_LOG("writing another process's file changed the writer");
 	EXPECT_EQ(0, peer_stop(&p));
-}
-
-/* Thread files are per thread, also when written by a sibling thread. */
-struct sibling {
-	pthread_barrier_t b;
-	pid_t tid;
-	int seen;
-};
-
-static void *sibling_fn(void *arg)
-{
-	struct sibling *s = arg;
-
-	s->tid = sys_gettid();
-	pthread_barrier_wait(&s->b);	/* 1: started */
-	pthread_barrier_wait(&s->b);	/* 2: main has written our file */
-	s->seen = get_policy();
-	pthread_barrier_wait(&s->b);	/* 3: reported */
-	pthread_barrier_wait(&s->b);	/* 4: main has written its own file */
-	s->seen = get_policy();
-	return NULL;
-}
-
-TEST(sibling_thread_file)
-{
-	struct sibling s = { .seen = -1 };
-	char tpath[PROC_PATH_LEN], path[PROC_PATH_LEN];
-	pthread_t t;
-	int err;
-
-	if (!is_root())
-		SKIP(return, "needs CAP_SYS_NICE (root)");
-	SET_POLICY(FULL_SLACK);
-	ASSERT_EQ(0, pthread_barrier_init(&s.b, NULL, 2));
-	ASSERT_EQ(0, pthread_create(&t, NULL, sibling_fn, &s));
-	pthread_barrier_wait(&s.b);
-	policy_path(tpath, sizeof(tpath), getpid(), s.tid);
-	policy_path(path, sizeof(path), getpid(), 0);
-
-	err = write_policy(tpath, "1");
-	EXPECT_EQ(0, err)
-		TH_LOG("%s: %s", tpath, access_str(err));
-	EXPECT_EQ(FULL_SLACK, get_policy())
-		TH_LOG("writing a sibling's file changed the writer");
-	EXPECT_READ(path, FULL_SLACK);
-	pthread_barrier_wait(&s.b);
-	pthread_barrier_wait(&s.b);
-	EXPECT_EQ(RETURN, s.seen);
-
-	err = write_policy(path, "2");
-	EXPECT_EQ(0, err);
-	EXPECT_EQ(SCHEDULE, get_policy());
-	pthread_barrier_wait(&s.b);
-	ASSERT_EQ(0, pthread_join(t, NULL));
-	EXPECT_EQ(RETURN, s.seen)
-		TH_LOG("writing the leader's /proc/<pid> file changed another thread");
-	pthread_barrier_destroy(&s.b);
 }
 
 /*
@@ -781,7 +666,7 @@ static void unpriv_test(struct __test_metadata *_metadata, enum unpriv_mode mode
 		TH_LOG("read own file: %s", access_str(r->read_own));
 	EXPECT_EQ(0, r->write_own)
 		TH_LOG("write own file: %s", access_str(r->write_own));
-	EXPECT_EQ(FULL_SLACK, r->own_after)
+	EXPECT_EQ(DEFAULT, r->own_after)
 		TH_LOG("own policy after writing \"0\": %d", r->own_after);
 
 	if (mode == DROP_TO_NOBODY) {
@@ -807,6 +692,406 @@ TEST(other_process_without_cap_sys_nice)
 TEST(other_process_as_nobody_with_cap_sys_nice)
 {
 	unpriv_test(_metadata, NOBODY_WITH_CAP);
+}
+
+/*
+ * The files of the threads of one's own process can be read and written
+ * without privilege, and each holds one thread's policy: the leader writes
+ * a sibling's, the sibling writes the leader's.
+ */
+struct sibling {
+	pthread_barrier_t b;
+	pid_t tid;
+	int seen_before, seen_after;	/* the sibling's policy */
+	int write_leader, read_leader;	/* its access to the leader's file */
+};
+
+static void *sibling_fn(void *arg)
+{
+	struct sibling *s = arg;
+	char leader[PROC_PATH_LEN];
+	int err;
+
+	s->tid = sys_gettid();
+	pthread_barrier_wait(&s->b);	/* 1: started */
+	pthread_barrier_wait(&s->b);	/* 2: the leader has written our file */
+	s->seen_before = get_policy();
+	policy_path(leader, sizeof(leader), getpid(), 0);
+	s->write_leader = write_policy(leader, "2\n");
+	if (read_policy(leader, &err) != SCHEDULE)
+		s->read_leader = err ?: EPROTO;
+	s->seen_after = get_policy();
+	return NULL;
+}
+
+FIXTURE(sibling) {
+};
+
+FIXTURE_VARIANT(sibling) {
+	enum unpriv_mode mode;
+	bool as_is;
+};
+
+FIXTURE_VARIANT_ADD(sibling, as_is) {
+	.as_is = true,
+};
+
+FIXTURE_VARIANT_ADD(sibling, nobody) {
+	.mode = DROP_TO_NOBODY,
+};
+
+FIXTURE_VARIANT_ADD(sibling, without_cap_sys_nice) {
+	.mode = DROP_CAP_SYS_NICE,
+};
+
+FIXTURE_SETUP(sibling)
+{
+}
+
+FIXTURE_TEARDOWN(sibling)
+{
+}
+
+TEST_F(sibling, thread_files)
+{
+	struct sibling s = { .seen_before = -1, .seen_after = -1 };
+	char tpath[PROC_PATH_LEN], path[PROC_PATH_LEN];
+	pthread_t t;
+	int err;
+
+	if (!variant->as_is) {
+		if (!is_root())
+			SKIP(return, "needs root to drop privileges");
+		if (variant->mode == DROP_TO_NOBODY) {
+			ASSERT_EQ(0, drop_to_nobody());
+		} else {
+			ASSERT_EQ(0, drop_one_cap(CAP_SYS_NICE));
+		}
+	}
+	SET_POLICY(DEFAULT);
+	ASSERT_EQ(0, pthread_barrier_init(&s.b, NULL, 2));
+	ASSERT_EQ(0, pthread_create(&t, NULL, sibling_fn, &s));
+	pthread_barrier_wait(&s.b);
+	policy_path(tpath, sizeof(tpath), getpid(), s.tid);
+	policy_path(path, sizeof(path), getpid(), 0);
+
+	EXPECT_READ(tpath, DEFAULT);
+	err = write_policy(tpath, "1");
+	EXPECT_EQ(0, err)
+		TH_LOG("%s: %s", tpath, access_str(err));
+	EXPECT_READ(tpath, RETURN);
+	EXPECT_EQ(DEFAULT, get_policy())
+		TH_LOG("writing a sibling's file changed the writer");
+	pthread_barrier_wait(&s.b);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	pthread_barrier_destroy(&s.b);
+
+	EXPECT_EQ(RETURN, s.seen_before);
+	EXPECT_EQ(0, s.write_leader)
+		TH_LOG("a thread's write of its leader's file: %s", access_str(s.write_leader));
+	EXPECT_EQ(0, s.read_leader)
+		TH_LOG("a thread's read of its leader's file: %s", access_str(s.read_leader));
+	EXPECT_EQ(SCHEDULE, get_policy());
+	EXPECT_EQ(RETURN, s.seen_after)
+		TH_LOG("writing the leader's /proc/<pid> file changed another thread");
+}
+
+/* ------------------------------------------------------------------------
+ * Credentials: whose, and in which user namespace
+ */
+
+/*
+ * CAP_SYS_NICE in a user namespace covers the tasks in it, not those
+ * outside: a process that made its own user namespace may change a child
+ * of its own, not its parent.
+ */
+struct userns_result {
+	int setup_err;
+	int write_inside, child_after;
+	int write_outside, read_outside;
+};
+
+static void userns_child(struct userns_result *r)
+{
+	char path[PROC_PATH_LEN];
+	struct peer inside;
+
+	if (unshare(CLONE_NEWUSER)) {
+		r->setup_err = errno;
+		return;
+	}
+	if (peer_start(&inside, false) || peer_cmd(&inside, 'g') != '0' + SCHEDULE) {
+		r->setup_err = EIO;
+		return;
+	}
+	policy_path(path, sizeof(path), inside.pid, 0);
+	r->write_inside = try_write(path, "1");
+	r->child_after = peer_cmd(&inside, 'g') - '0';
+	peer_stop(&inside);
+
+	policy_path(path, sizeof(path), getppid(), 0);
+	r->write_outside = try_write(path, "1");
+	r->read_outside = try_read(path);
+}
+
+TEST(user_namespace)
+{
+	struct userns_result *r;
+	int status;
+	pid_t pid;
+
+	if (access("/proc/self/ns/user", F_OK))
+		SKIP(return, "no user namespaces (CONFIG_USER_NS)");
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	SET_POLICY(SCHEDULE);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		userns_child(r);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, r->setup_err)
+		TH_LOG("unshare(CLONE_NEWUSER) and a child in it: %s", strerror(r->setup_err));
+	EXPECT_EQ(0, r->write_inside)
+		TH_LOG("write of a task inside the namespace: %s", access_str(r->write_inside));
+	EXPECT_EQ(RETURN, r->child_after);
+	EXPECT_EQ(EPERM, r->write_outside)
+		TH_LOG("write of the parent, outside: %s", access_str(r->write_outside));
+	EXPECT_EQ(EPERM, r->read_outside)
+		TH_LOG("read of the parent, outside: %s", access_str(r->read_outside));
+	EXPECT_EQ(SCHEDULE, get_policy())
+		TH_LOG("a task in a child user namespace changed its parent");
+	munmap(r, sizeof(*r));
+}
+
+/*
+ * A descriptor opened without privilege grants nothing: nobody opens the
+ * file of a root process and passes the descriptor over a unix socket to a
+ * root process, whose write fails with EPERM and changes nothing.  Both for
+ * timerslack_zero_policy and timerslack_ns.
+ */
+static int send_fd(int sock, int fd, int err)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = &err, .iov_len = sizeof(err) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cmsg;
+
+	if (fd >= 0) {
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		cmsg = CMSG_FIRSTHDR(&msg);
+		cmsg->cmsg_level = SOL_SOCKET;
+		cmsg->cmsg_type = SCM_RIGHTS;
+		cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &msg, 0) == sizeof(err) ? 0 : -1;
+}
+
+/* Returns the descriptor, or -1 with *err the opener's error number. */
+static int recv_fd(int sock, int *err)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = err, .iov_len = sizeof(*err) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cmsg;
+	int fd = -1;
+
+	*err = EIO;
+	if (recvmsg(sock, &msg, 0) != sizeof(*err))
+		return -1;
+	cmsg = CMSG_FIRSTHDR(&msg);
+	if (cmsg && cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+	return fd;
+}
+
+static long read_long(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+static void passed_fd_test(struct __test_metadata *_metadata, const char *file,
+			   const char *value)
+{
+	char path[PROC_PATH_LEN + 16];
+	int sv[2], fd, err, status;
+	long before;
+	struct peer target;
+	pid_t opener;
+	ssize_t n;
+
+	if (!is_root())
+		SKIP(return, "needs root to run a process as nobody");
+	ASSERT_EQ(0, peer_start(&target, false));
+	ASSERT_EQ('0', peer_cmd(&target, 'g'));
+	snprintf(path, sizeof(path), "/proc/%d/%s", target.pid, file);
+	before = read_long(path);
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+
+	opener = fork();
+	ASSERT_LE(0, opener);
+	if (opener == 0) {
+		close(sv[0]);
+		if (drop_to_nobody())
+			_exit(1);
+		fd = open(path, O_WRONLY);
+		_exit(send_fd(sv[1], fd, fd < 0 ? errno : 0) ? 2 : 0);
+	}
+	close(sv[1]);
+	fd = recv_fd(sv[0], &err);
+	close(sv[0]);
+	ASSERT_EQ(opener, waitpid(opener, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	if (fd < 0) {
+		/* Refused at open(): the descriptor does not exist to be passed. */
+		ksft_print_msg("%s: nobody's open() failed: %s\n", file, strerror(err));
+		EXPECT_TRUE(err == EPERM || err == EACCES);
+	} else {
+		errno = 0;
+		n = write(fd, value, strlen(value));
+		EXPECT_EQ(-1, n)
+			TH_LOG("%s: root's write through nobody's descriptor succeeded", file);
+		EXPECT_EQ(EPERM, errno)
+			TH_LOG("%s: root's write through nobody's descriptor: %s", file,
+			       strerror(errno));
+		close(fd);
+	}
+	EXPECT_EQ(before, read_long(path))
+		TH_LOG("%s changed from %ld to %ld", file, before, read_long(path));
+	EXPECT_EQ('0', peer_cmd(&target, 'g'));
+
+	/* The same write through root's own descriptor does change it. */
+	fd = open(path, O_WRONLY);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ((ssize_t)strlen(value), write(fd, value, strlen(value)))
+		TH_LOG("%s: root's own write: %s", file, strerror(errno));
+	close(fd);
+	EXPECT_NE(before, read_long(path));
+	EXPECT_EQ(0, peer_stop(&target));
+}
+
+TEST(passed_descriptor_policy)
+{
+	passed_fd_test(_metadata, "timerslack_zero_policy", "1");
+}
+
+TEST(passed_descriptor_timerslack_ns)
+{
+	passed_fd_test(_metadata, "timerslack_ns", "123456");
+}
+
+/* ------------------------------------------------------------------------
+ * Writes racing with sleeps
+ */
+
+/*
+ * Another process writes the files of a process whose two threads loop on
+ * sleep(0) and read their policy after each: they only ever see 0 to 3,
+ * and at the end each has the last value written to its file.
+ */
+#define RACE_WRITES		3000
+#define RACE_NS			(2 * NSEC_PER_SEC)
+
+struct race_target {
+	pid_t tid[2];
+	unsigned long ready, stop;
+	long loops[2], bad[2];
+	int final[2];
+};
+
+static void race_loop(struct race_target *r, int i)
+{
+	long loops = 0, bad = 0;
+	int p;
+
+	r->tid[i] = sys_gettid();
+	__atomic_add_fetch(&r->ready, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST)) {
+		sleep(0);
+		p = get_policy();
+		bad += p < 0 || p >= NR_POLICIES;
+		loops++;
+	}
+	r->loops[i] = loops;
+	r->bad[i] = bad;
+	r->final[i] = get_policy();
+}
+
+static void *race_thread(void *arg)
+{
+	race_loop(arg, 1);
+	return NULL;
+}
+
+TEST(writes_race_with_sleep_loop)
+{
+	struct race_target *r;
+	char path[2][PROC_PATH_LEN];
+	int last[2] = { 0, 0 }, i, t, err = 0, status;
+	int64_t end;
+	pthread_t th;
+	pid_t pid;
+
+	if (!is_root())
+		SKIP(return, "needs CAP_SYS_NICE (root)");
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	memset(r, 0, sizeof(*r));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (pthread_create(&th, NULL, race_thread, r))
+			_exit(1);
+		race_loop(r, 0);
+		pthread_join(th, NULL);
+		_exit(0);
+	}
+	for (i = 0; i < 5000 && __atomic_load_n(&r->ready, __ATOMIC_SEQ_CST) < 2; i++)
+		usleep(1000);
+	ASSERT_EQ(2UL, r->ready);
+	policy_path(path[0], sizeof(path[0]), pid, 0);
+	policy_path(path[1], sizeof(path[1]), pid, r->tid[1]);
+	end = now_ns() + RACE_NS;
+	for (i = 0; i < RACE_WRITES && now_ns() < end && !err; i++) {
+		char v[3] = { '0' + (i * 7 + 1) % NR_POLICIES, '\n', '\0' };
+
+		t = i & 1;
+		if (i % 5 == 0)
+			v[1] = '\0';
+		err = write_policy(path[t], v);
+		last[t] = v[0] - '0';
+	}
+	__atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ksft_print_msg("%d writes; the threads slept %ld and %ld times\n", i,
+		       r->loops[0], r->loops[1]);
+	EXPECT_EQ(0, err)
+		TH_LOG("write %d: %s", i, access_str(err));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	for (t = 0; t < 2; t++) {
+		EXPECT_EQ(0, r->bad[t])
+			TH_LOG("thread %d read a policy out of range %ld times", t, r->bad[t]);
+		EXPECT_EQ(last[t], r->final[t])
+			TH_LOG("thread %d: last written %d, has %d", t, last[t], r->final[t]);
+	}
+	munmap(r, sizeof(*r));
 }
 
 /* ------------------------------------------------------------------------

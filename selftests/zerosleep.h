@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the zero-length sleep policy selftests.
+ */
+#ifndef ZEROSLEEP_SELFTEST_H
+#define ZEROSLEEP_SELFTEST_H
+
+#include <errno.h>
+#include <grp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <linux/prctl.h>
+
+#include "../kselftest_harness.h"
+
+#ifndef PR_SET_TIMERSLACK_ZERO_POLICY
+# define PR_SET_TIMERSLACK_ZERO_POLICY	0x545a5053
+#endif
+#ifndef PR_TIMERSLACK_ZERO_DEFAULT
+# define PR_TIMERSLACK_ZERO_DEFAULT	0
+#endif
+#ifndef PR_TIMERSLACK_ZERO_RETURN
+# define PR_TIMERSLACK_ZERO_RETURN	1
+#endif
+#ifndef PR_TIMERSLACK_ZERO_SCHEDULE
+# define PR_TIMERSLACK_ZERO_SCHEDULE	2
+#endif
+#ifndef PR_TIMERSLACK_ZERO_FULL_SLACK
+# define PR_TIMERSLACK_ZERO_FULL_SLACK	3
+#endif
+#ifndef PR_TIMERSLACK_ZERO_ALL_THREADS
+# define PR_TIMERSLACK_ZERO_ALL_THREADS	1
+#endif
+#ifndef PR_GET_TIMERSLACK_ZERO_POLICY
+# define PR_GET_TIMERSLACK_ZERO_POLICY	0x545a5047
+#endif
+
+#define DEFAULT			PR_TIMERSLACK_ZERO_DEFAULT
+#define RETURN			PR_TIMERSLACK_ZERO_RETURN
+#define SCHEDULE		PR_TIMERSLACK_ZERO_SCHEDULE
+#define FULL_SLACK		PR_TIMERSLACK_ZERO_FULL_SLACK
+#define ALL_THREADS		PR_TIMERSLACK_ZERO_ALL_THREADS
+#define NR_POLICIES		4
+
+#define NOBODY			65534
+
+#define NSEC_PER_USEC		1000LL
+#define NSEC_PER_MSEC		1000000LL
+#define NSEC_PER_SEC		1000000000LL
+
+static const int all_policies[NR_POLICIES] = { DEFAULT, RETURN, SCHEDULE, FULL_SLACK };
+
+static inline const char *policy_name(int policy)
+{
+	static const char * const names[NR_POLICIES] = {
+		"DEFAULT", "RETURN", "SCHEDULE", "FULL_SLACK",
+	};
+
+	return policy >= 0 && policy < NR_POLICIES ? names[policy] : "?";
+}
+
+static inline int set_policy_flags(unsigned long policy, unsigned long flags)
+{
+	return prctl(PR_SET_TIMERSLACK_ZERO_POLICY, policy, flags, 0UL, 0UL);
+}
+
+static inline int set_policy(unsigned long policy)
+{
+	return set_policy_flags(policy, 0);
+}
+
+static inline int get_policy(void)
+{
+	return prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0UL, 0UL, 0UL, 0UL);
+}
+
+#define SET_POLICY(p)							\
+	ASSERT_EQ(0, set_policy(p))					\
+		TH_LOG("PR_SET_TIMERSLACK_ZERO_POLICY(%d): %s", (int)(p), strerror(errno))
+
+#define SET_SLACK(ns)							\
+	ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK, (unsigned long)(ns), 0UL, 0UL, 0UL)) \
+		TH_LOG("PR_SET_TIMERSLACK(%lu): %s", (unsigned long)(ns), strerror(errno))
+
+static inline pid_t sys_gettid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+static inline long sys_nanosleep(const void *req, void *rem)
+{
+	return syscall(SYS_nanosleep, req, rem);
+}
+
+static inline long sys_clock_nanosleep(clockid_t clk, int flags, const void *req, void *rem)
+{
+	return syscall(SYS_clock_nanosleep, clk, flags, req, rem);
+}
+
+static inline int64_t ts_ns(const struct timespec *ts)
+{
+	return ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
+}
+
+static inline struct timespec ns_ts(int64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / NSEC_PER_SEC,
+		.tv_nsec = ns % NSEC_PER_SEC,
+	};
+
+	return ts;
+}
+
+static inline int64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clk, &ts))
+		return -1;
+	return ts_ns(&ts);
+}
+
+static inline int64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+static inline void sleep_ns(int64_t ns)
+{
+	struct timespec ts = ns_ts(ns);
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static inline long thread_nvcsw(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+}
+
+static inline bool is_root(void)
+{
+	return geteuid() == 0;
+}
+
+/* Another uid, no capabilities; still dumpable, so that /proc stays usable. */
+static inline int drop_to_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return -1;
+	return prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL);
+}
+
+/*
+ * Since Linux 7.1 a sleeper whose expiry has passed skips schedule() when
+ * its timer would be the first to expire on the CPU.  Before, a zero-length
+ * sleep always waits for the timer slack.
+ */
+static inline bool kernel_skips_expired_sleep(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) < 1)
+		return false;
+	return major > 7 || (major == 7 && minor >= 1);
+}
+
+/* The file of a process (tid 0) or of one of its threads. */
+#define PROC_PATH_LEN		80
+
+static inline void policy_path(char *buf, size_t len, pid_t pid, pid_t tid)
+{
+	if (tid)
+		snprintf(buf, len, "/proc/%d/task/%d/timerslack_zero_policy", pid, tid);
+	else
+		snprintf(buf, len, "/proc/%d/timerslack_zero_policy", pid);
+}
+
+#endif /* ZEROSLEEP_SELFTEST_H */
