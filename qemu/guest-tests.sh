@@ -39,6 +39,7 @@ for g in ${@:-$all}; do
 	selftests)
 		group zerosleep_test 600 "$b/selftests/zerosleep_test"
 		group zerosleep_proc_test 300 "$b/selftests/zerosleep_proc_test"
+		group zerosleep_sched_test 600 "$b/selftests/zerosleep_sched_test"
 		;;
 	upstream-timers)
 		group timers_nanosleep 300 "$b/selftests/timers/nanosleep"
