@@ -72,6 +72,8 @@ demo-progs:
 		-o $(BUILD)/demo/sleep0-rate demo/sleep0-rate.c
 	@$(CC) -std=c11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -Iuapi \
 		-o $(BUILD)/demo/timerslack demo/timerslack.c
+	@$(CC) -std=c11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -Iuapi \
+		-o $(BUILD)/demo/zero-sleep-cost demo/zero-sleep-cost.c
 
 run: kernel
 	@qemu/run.sh -- '$(CMD)'
