@@ -29,6 +29,7 @@ if [ -x /usr/bin/strace ] && /usr/bin/strace "${opts[@]}" -o "$log" "${cmd[@]}";
 fi
 
 n=0
+failed=0
 t() {
 	# t DESCRIPTION COMMAND...: one TAP line.
 	local desc=$1
@@ -38,6 +39,7 @@ t() {
 		echo "ok $n - $desc"
 	else
 		echo "not ok $n - $desc"
+		failed=$((failed + 1))
 	fi
 }
 
@@ -52,7 +54,7 @@ t "no prctl is left undecoded (PR_???)" \
 t "the sleep of time.sleep(0) is traced" \
 	grep -q -E 'clock_nanosleep(_time64)?\(CLOCK_MONOTONIC, TIMER_ABSTIME, .*= 0 <[0-9.]+>$' "$log"
 # The <time> of each sleep, in microseconds.
-sed -n -E 's/.*(clock_nanosleep|nanosleep)\(.* = (-?[0-9]+).* <([0-9.]+)>$/\1 \2 \3/p' "$log" |
+sed -n -E 's/^([0-9]+ +)?((clock_)?nanosleep)\(.* = (-?[0-9]+).* <([0-9.]+)>$/\2 \4 \5/p' "$log" |
 	while read -r call rc secs; do
 		echo "# $call = $rc: $(awk -v s="$secs" 'BEGIN { printf "%.0f", s * 1e6 }') us"
 	done
@@ -62,3 +64,4 @@ t "the launcher's policy reaches the traced program (exit status 0)" \
 sed 's/^/#   /' "$log"
 t "the return value of PR_GET_TIMERSLACK_ZERO_POLICY is decoded as PR_TIMERSLACK_ZERO_RETURN" \
 	grep -q 'prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0, 0, 0, 0) = 1 (PR_TIMERSLACK_ZERO_RETURN)' "$log"
+[ $failed -eq 0 ]
