@@ -8,6 +8,7 @@
 #   make run CMD=.. run a command in the guest, exit with its status
 #   make series     regenerate series/ from the kernel tree in build/linux
 #   make bench      benchmark vanilla, the 2011 patch and zerosleep
+#   make strace     build strace with strace/series and run its new tests
 #
 # All build output lives under build/ (git-ignored).
 
@@ -22,12 +23,12 @@ KSFT_OUT := $(BUILD)/selftests
 CC       ?= cc
 
 .PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench hardening \
-	series check-series check-uapi uapi checkpatch install clean distclean help
+	series check-series check-uapi uapi checkpatch install clean distclean help strace
 
 all: kernel selftests lib demo-progs
 
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/deps.sh
@@ -89,6 +90,10 @@ test-debug:
 
 bench: kernel lib
 	@bench/bench.sh
+
+# Debian's strace with strace/series, reused while nothing changed.
+strace: deps
+	@strace/build.sh check
 
 series: tree
 	@scripts/series.sh $(TREE) series selftests

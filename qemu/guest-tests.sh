@@ -32,7 +32,7 @@ group() {
 	fi
 }
 
-all="selftests upstream-timers upstream-prctl lib man-examples hardening bench-short"
+all="selftests upstream-timers upstream-prctl lib man-examples hardening bench-short strace"
 # shellcheck disable=SC2068 # the default list is split on purpose
 for g in ${@:-$all}; do
 	case $g in
@@ -65,6 +65,9 @@ for g in ${@:-$all}; do
 		;;
 	bench-short)
 		group bench_short 600 "$top/bench/run-guest.sh" --short --kernel zerosleep
+		;;
+	strace)
+		group strace 300 "$top/qemu/strace-guest.sh"
 		;;
 	*)
 		echo "not ok - unknown test group '$g'"

@@ -19,6 +19,8 @@ pkgs=(
 	mandoc groff man-db python3-docutils python3-ply python3-git
 	# benchmark plots, kernel static analysis
 	gnuplot-nox sparse
+	# strace with the new prctl decoders (strace/build.sh)
+	dpkg-dev debian-archive-keyring autoconf automake
 )
 missing=()
 for p in "${pkgs[@]}"; do

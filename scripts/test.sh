@@ -167,6 +167,16 @@ if [ $fatal -eq 0 ]; then
 	phase_end userspace
 fi
 
+# strace with strace/series: built by strace/build.sh (reused while the
+# source package and the series are unchanged), then the tests that the
+# series adds to strace's own test suite.  The guest uses this binary.
+if [ $fatal -eq 0 ] && [ -z "$variant" ]; then
+	phase_start strace
+	check strace "build: Debian's strace with strace/series" strace/build.sh
+	tap strace-tests strace/build.sh check
+	phase_end strace
+fi
+
 host_checks() {
 	check series "series/ is current (make series)" scripts/series.sh --check build/linux series selftests
 	check series "uapi/ matches the patched tree's exported headers (make uapi)" \
