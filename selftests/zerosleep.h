@@ -83,12 +83,22 @@ static inline int get_policy(void)
 }
 
 #define SET_POLICY(p)							\
-	ASSERT_EQ(0, set_policy(p))					\
-		TH_LOG("PR_SET_TIMERSLACK_ZERO_POLICY(%d): %s", (int)(p), strerror(errno))
+	do {								\
+		int __policy = (p);					\
+									\
+		ASSERT_EQ(0, set_policy(__policy))			\
+			TH_LOG("PR_SET_TIMERSLACK_ZERO_POLICY(%d): %s",	\
+			       __policy, strerror(errno));		\
+	} while (0)
 
 #define SET_SLACK(ns)							\
-	ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK, (unsigned long)(ns), 0UL, 0UL, 0UL)) \
-		TH_LOG("PR_SET_TIMERSLACK(%lu): %s", (unsigned long)(ns), strerror(errno))
+	do {								\
+		unsigned long __slack = (ns);				\
+									\
+		ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK, __slack, 0UL, 0UL, 0UL)) \
+			TH_LOG("PR_SET_TIMERSLACK(%lu): %s", __slack,	\
+			       strerror(errno));			\
+	} while (0)
 
 static inline pid_t sys_gettid(void)
 {

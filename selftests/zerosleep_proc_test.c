@@ -762,11 +762,9 @@ TEST_F(sibling, thread_files)
 	if (!variant->as_is) {
 		if (!is_root())
 			SKIP(return, "needs root to drop privileges");
-		if (variant->mode == DROP_TO_NOBODY) {
-			ASSERT_EQ(0, drop_to_nobody());
-		} else {
-			ASSERT_EQ(0, drop_one_cap(CAP_SYS_NICE));
-		}
+		err = variant->mode == DROP_TO_NOBODY ? drop_to_nobody() :
+			drop_one_cap(CAP_SYS_NICE);
+		ASSERT_EQ(0, err);
 	}
 	SET_POLICY(DEFAULT);
 	ASSERT_EQ(0, pthread_barrier_init(&s.b, NULL, 2));

@@ -246,7 +246,7 @@ TEST(schedule_gives_cpu_to_other_task)
 	store(&p.stop, 1);
 	pthread_join(t, NULL);
 
-	ksft_print_msg("peer ran during %ld of %ld RETURN sleeps (%.3f%%), %ld of %ld SCHEDULE sleeps (%.1f%%)\n",
+	ksft_print_msg("peer ran in %ld/%ld RETURN (%.3f%%), %ld/%ld SCHEDULE sleeps (%.1f%%)\n",
 		       ret.advanced, ret.calls, 100 * share(&ret), sched.advanced, sched.calls,
 		       100 * share(&sched));
 	EXPECT_EQ(0, ret.failures + sched.failures);
@@ -451,7 +451,7 @@ TEST(deadline_task_follows_policy)
 	ASSERT_EQ(0, r.setattr_err)
 		TH_LOG("sched_setattr(SCHED_DEADLINE): %s", strerror(r.setattr_err));
 	for (p = 0; p < NR_POLICIES; p++) {
-		ksft_print_msg("SCHED_DEADLINE, %s: %d zero sleeps in %.3f ms, %ld voluntary switches\n",
+		ksft_print_msg("SCHED_DEADLINE, %s: %d zero sleeps in %.3f ms, %ld switches\n",
 			       policy_name(all_policies[p]), r.r[p].calls,
 			       (double)r.r[p].ns / NSEC_PER_MSEC, r.r[p].nvcsw);
 		EXPECT_EQ(0, r.r[p].failures);
@@ -462,7 +462,7 @@ TEST(deadline_task_follows_policy)
 	EXPECT_EQ(0, r.r[SCHEDULE].nvcsw);
 	EXPECT_GT(DL_MAX_NS, r.r[RETURN].ns);
 	EXPECT_GT(DL_MAX_NS, r.r[SCHEDULE].ns)
-		TH_LOG("SCHEDULE: %d zero sleeps of a deadline task with a %lld ms period took %lld ms",
+		TH_LOG("SCHEDULE: %d zero sleeps, deadline task, %lld ms period: %lld ms",
 		       DL_CALLS, DL_PERIOD_NS / NSEC_PER_MSEC,
 		       (long long)(r.r[SCHEDULE].ns / NSEC_PER_MSEC));
 }
@@ -487,8 +487,10 @@ TEST(return_and_schedule_faster_than_full_slack)
 			else
 				zero_loop(CLOCK_MONOTONIC, a, SLOW_CALLS, &r[p]);
 			EXPECT_EQ(0, r[p].failures);
-			ksft_print_msg("%s, %s: %.1f us/call\n", a ? "absolute" : "relative",
-				       policy_name(all_policies[p]), per_call(&r[p]) / NSEC_PER_USEC);
+			ksft_print_msg("%s, %s: %.1f us/call\n",
+				       a ? "absolute" : "relative",
+				       policy_name(all_policies[p]),
+				       per_call(&r[p]) / NSEC_PER_USEC);
 		}
 		ratio = per_call(&r[FULL_SLACK]) / per_call(&r[RETURN]);
 		EXPECT_LE(MIN_SPEEDUP, ratio)
@@ -595,7 +597,8 @@ TEST(compat_entry_points)
 				failures += !!compat_sleep(c, 0);
 			slept = thread_nvcsw() - nvcsw0;
 			EXPECT_EQ(0, failures)
-				TH_LOG("%s, ia32 %s", policy_name(all_policies[p]), compat_names[c]);
+				TH_LOG("%s, ia32 %s", policy_name(all_policies[p]),
+				       compat_names[c]);
 			if (sleeps) {
 				EXPECT_LE(n / 2, slept)
 					TH_LOG("%s, ia32 %s: did not sleep",
@@ -603,7 +606,8 @@ TEST(compat_entry_points)
 			} else {
 				EXPECT_GE(1, slept)
 					TH_LOG("%s, ia32 %s: slept %ld times",
-					       policy_name(all_policies[p]), compat_names[c], slept);
+					       policy_name(all_policies[p]),
+					       compat_names[c], slept);
 			}
 			if (c == C32_CLK_ABS || c == C64_CLK_ABS)
 				continue;
@@ -642,7 +646,7 @@ static int timens_check(int64_t offset_ns, int64_t host_mono)
 		for (c = 0; c < ARRAY_SIZE(clocks); c++) {
 			nosleep_loop(clocks[c], true, FAST_CALLS, &r);
 			if (r.failures || r.nvcsw) {
-				ksft_print_msg("timens %+llds, %s, clock %d, now: %d failures, slept %ld/%d\n",
+				ksft_print_msg("timens %+llds %s clk %d now: %d bad %ld/%d slept\n",
 					       (long long)(offset_ns / NSEC_PER_SEC),
 					       policy_name(policies[p]), clocks[c], r.failures,
 					       r.nvcsw, r.calls);
@@ -657,7 +661,7 @@ static int timens_check(int64_t offset_ns, int64_t host_mono)
 					fails++;
 			}
 			if (thread_nvcsw() - nvcsw0 < SLOW_CALLS / 4) {
-				ksft_print_msg("timens %+llds, %s, clock %d: now + 1 ms did not sleep\n",
+				ksft_print_msg("timens %+llds %s clock %d: now + 1 ms: no sleep\n",
 					       (long long)(offset_ns / NSEC_PER_SEC),
 					       policy_name(policies[p]), clocks[c]);
 				fails++;

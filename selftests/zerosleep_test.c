@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -170,9 +171,14 @@ static void nosleep_loop(const struct sleep_case *c, clockid_t clk, int calls,
 }
 
 #define EXPECT_NO_FAILURES(r, what)					\
-	EXPECT_EQ(0, (r)->failures)					\
-		TH_LOG("%s: %d of %d calls failed, first with %s", what,	\
-		       (r)->failures, (r)->calls, strerror((r)->first_err))
+	do {								\
+		const struct loop_result *__r = (r);			\
+									\
+		EXPECT_EQ(0, __r->failures)				\
+			TH_LOG("%s: %d of %d calls failed, first with %s", \
+			       what, __r->failures, __r->calls,	\
+			       strerror(__r->first_err));		\
+	} while (0)
 
 /* ------------------------------------------------------------------------
  * The prctl interface
@@ -373,10 +379,10 @@ FIXTURE_TEARDOWN(sleep)
 {
 }
 
-static const struct sleep_case *variant_cases(const FIXTURE_VARIANT(sleep) *v, bool zero,
+static const struct sleep_case *variant_cases(bool nanosleep_call, bool zero,
 					      unsigned int *n)
 {
-	if (v->nanosleep) {
+	if (nanosleep_call) {
 		*n = zero ? ARRAY_SIZE(ns_zero_cases) : ARRAY_SIZE(ns_nonzero_cases);
 		return zero ? ns_zero_cases : ns_nonzero_cases;
 	}
@@ -392,7 +398,7 @@ TEST_F(sleep, return_and_schedule_do_not_sleep)
 	struct loop_result r;
 	unsigned int i, n, p;
 
-	cases = variant_cases(variant, true, &n);
+	cases = variant_cases(variant->nanosleep, true, &n);
 	SET_SLACK(LARGE_SLACK_NS);
 	for (p = 0; p < ARRAY_SIZE(policies); p++) {
 		SET_POLICY(policies[p]);
@@ -419,7 +425,7 @@ TEST_F(sleep, full_slack_and_default_sleep)
 	struct loop_result full, def;
 	unsigned int i, n, s;
 
-	cases = variant_cases(variant, true, &n);
+	cases = variant_cases(variant->nanosleep, true, &n);
 	for (s = 0; s < ARRAY_SIZE(slacks); s++) {
 		SET_SLACK(slacks[s]);
 		for (i = 0; i < n; i++) {
@@ -429,7 +435,7 @@ TEST_F(sleep, full_slack_and_default_sleep)
 			sleep_loop(&cases[i], variant->clk, SLEEP_CALLS, &full);
 			SET_POLICY(DEFAULT);
 			sleep_loop(&cases[i], variant->clk, SLEEP_CALLS, &def);
-			ksft_print_msg("%s, %lld us slack: FULL_SLACK slept %ld/%d, DEFAULT %ld/%d\n",
+			ksft_print_msg("%s, %lld us slack: FULL_SLACK %ld/%d, DEFAULT %ld/%d\n",
 				       cases[i].desc, (long long)(slacks[s] / NSEC_PER_USEC),
 				       full.nvcsw, full.calls, def.nvcsw, def.calls);
 			EXPECT_NO_FAILURES(&full, cases[i].desc);
@@ -457,7 +463,7 @@ TEST_F(sleep, nonzero_sleeps_under_every_policy)
 	long nvcsw0, early, failures;
 	int c;
 
-	cases = variant_cases(variant, false, &n);
+	cases = variant_cases(variant->nanosleep, false, &n);
 	SET_SLACK(NSEC_PER_MSEC);
 	for (p = 0; p < NR_POLICIES; p++) {
 		SET_POLICY(all_policies[p]);
@@ -506,7 +512,8 @@ TEST_F(sleep, invalid_arguments)
 							    req ? &ts : NULL, NULL);
 				EXPECT_EQ(-1, ret);
 				EXPECT_EQ(want, errno)
-					TH_LOG("%s, %s, request %u: %s", policy_name(all_policies[p]),
+					TH_LOG("%s, %s, request %u: %s",
+					       policy_name(all_policies[p]),
 					       m ? "absolute" : "relative", i, strerror(errno));
 			}
 		}
@@ -521,7 +528,7 @@ TEST_F(sleep, rmtp_not_written)
 	unsigned int p, i, n;
 	int err;
 
-	cases = variant_cases(variant, true, &n);
+	cases = variant_cases(variant->nanosleep, true, &n);
 	memset(pattern, 0x5a, sizeof(pattern));
 	for (p = 0; p < NR_POLICIES; p++) {
 		SET_POLICY(all_policies[p]);
@@ -568,7 +575,8 @@ TEST(libc_entry_points)
 			EXPECT_EQ(0, failures);
 			if (sleeps) {
 				EXPECT_GE(slept, calls / 2)
-					TH_LOG("%s, call %u: did not sleep", policy_name(policy), k);
+					TH_LOG("%s, call %u: did not sleep",
+					       policy_name(policy), k);
 			} else if (policy != DEFAULT) {
 				/* One switch for a page fault of the first calls. */
 				EXPECT_GE(1, slept)
@@ -604,10 +612,11 @@ TEST(other_clocks_unchanged)
 		int flags;
 		bool now;	/* the deadline is the clock's current time */
 		const char *desc;
-	} cases[] = {
+	} other[] = {
 		{ CLOCK_PROCESS_CPUTIME_ID, 0, false, "PROCESS_CPUTIME relative {0, 0}" },
 		{ CLOCK_PROCESS_CPUTIME_ID, TIMER_ABSTIME, true, "PROCESS_CPUTIME absolute now" },
-		{ CLOCK_PROCESS_CPUTIME_ID, TIMER_ABSTIME, false, "PROCESS_CPUTIME absolute {0, 0}" },
+		{ CLOCK_PROCESS_CPUTIME_ID, TIMER_ABSTIME, false,
+		  "PROCESS_CPUTIME absolute {0, 0}" },
 		{ CLOCK_THREAD_CPUTIME_ID, 0, false, "THREAD_CPUTIME relative {0, 0}" },
 		{ CLOCK_THREAD_CPUTIME_ID, TIMER_ABSTIME, true, "THREAD_CPUTIME absolute now" },
 		{ CLOCK_REALTIME_ALARM, 0, false, "REALTIME_ALARM relative {0, 0}" },
@@ -616,7 +625,7 @@ TEST(other_clocks_unchanged)
 		{ CLOCK_BOOTTIME_ALARM, TIMER_ABSTIME, true, "BOOTTIME_ALARM absolute now" },
 		{ CLOCK_MONOTONIC_RAW, 0, false, "MONOTONIC_RAW relative {0, 0}" },
 	};
-	int expect[ARRAY_SIZE(cases)];
+	int expect[ARRAY_SIZE(other)];
 	struct timespec ts;
 	unsigned int p, c;
 	int64_t deadline, after;
@@ -628,19 +637,23 @@ TEST(other_clocks_unchanged)
 	ASSERT_EQ(0, pthread_create(&t, NULL, spinner, NULL));
 	for (p = 0; p < NR_POLICIES; p++) {
 		SET_POLICY(all_policies[p]);
-		for (c = 0; c < ARRAY_SIZE(cases); c++) {
-			deadline = cases[c].now ? clock_ns(cases[c].clk) : 0;
+		for (c = 0; c < ARRAY_SIZE(other); c++) {
+			deadline = 0;
+			if (other[c].now)
+				deadline = clock_ns(other[c].clk);
 			ts = ns_ts(deadline < 0 ? 0 : deadline);
-			err = sys_clock_nanosleep(cases[c].clk, cases[c].flags, &ts, NULL) ?
-				errno : 0;
+			err = 0;
+			if (sys_clock_nanosleep(other[c].clk, other[c].flags, &ts, NULL))
+				err = errno;
 			if (all_policies[p] == DEFAULT) {
 				expect[c] = err;
-				ksft_print_msg("%s: %s\n", cases[c].desc, err ? strerror(err) : "0");
+				ksft_print_msg("%s: %s\n", other[c].desc,
+					       err ? strerror(err) : "0");
 				continue;
 			}
 			EXPECT_EQ(expect[c], err)
 				TH_LOG("%s, %s: %s, but %s under DEFAULT",
-				       policy_name(all_policies[p]), cases[c].desc,
+				       policy_name(all_policies[p]), other[c].desc,
 				       strerror(err), strerror(expect[c]));
 		}
 		/* 20 ms of process CPU time from now. */
@@ -705,7 +718,7 @@ struct eintr_result {
 	struct timespec rem;
 };
 
-static volatile sig_atomic_t usr1_seen;
+static atomic_int usr1_seen;
 
 static void on_usr1(int sig)
 {
@@ -802,7 +815,7 @@ TEST(signal_pending_at_entry)
 			ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 				TH_LOG("%s, %s: tracing step %d, child status %#x",
 				       policy_name(policy), desc, setup, status);
-			ksft_print_msg("%s, %s, signal pending: returned %ld (%s), rmtp {%lld, %ld}\n",
+			ksft_print_msg("%s, %s, signal: returned %ld (%s), rmtp {%lld, %ld}\n",
 				       policy_name(policy), desc, r->ret,
 				       r->ret ? strerror(r->err) : "success",
 				       (long long)r->rem.tv_sec, (long)r->rem.tv_nsec);
@@ -871,8 +884,11 @@ TEST(restarted_relative_sleep)
 				r->err = errno;
 				_exit(0);
 			}
-			for (i = 0; i < 5000 && !__atomic_load_n(&r->started, __ATOMIC_SEQ_CST); i++)
+			for (i = 0; i < 5000; i++) {
+				if (__atomic_load_n(&r->started, __ATOMIC_SEQ_CST))
+					break;
 				usleep(1000);
+			}
 			sleep_ns(r->t0 + 50 * NSEC_PER_MSEC - now_ns());
 			ASSERT_EQ(0, kill(pid, SIGSTOP));
 			ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
