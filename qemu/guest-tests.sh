@@ -52,7 +52,7 @@ for g in ${@:-$all}; do
 			"$top/qemu/posix_timers.known-failures" "$b/selftests/timers/posix_timers"
 		;;
 	upstream-prctl)
-		group upstream_prctl 300 "$top/qemu/upstream-prctl.sh" "$b/selftests/prctl"
+		group upstream_prctl 600 "$top/qemu/upstream-prctl.sh" "$b/selftests/prctl"
 		;;
 	lib)
 		group libzerosleep 600 "$top/libc-wrapper/tests/run-guest.sh"
