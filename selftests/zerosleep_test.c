@@ -413,9 +413,11 @@ TEST_F(sleep, return_and_schedule_do_not_sleep)
 }
 
 /*
- * FULL_SLACK: a zero-length sleep sleeps, at a 10 ms and at the default
- * 50 us slack.  DEFAULT does the same at 10 ms; at 50 us it sleeps before
- * Linux 7.1, and mostly returns without a switch since.
+ * FULL_SLACK and DEFAULT: a zero-length sleep sleeps at a 10 ms slack.  At
+ * the default 50 us slack, Linux 7.1 and later mostly return from DEFAULT
+ * without a switch.  Whether a 50 us sleep switches is not judged: on a
+ * slow kernel (KASAN under emulation) the timer may have expired by the
+ * time it is armed, and then the task does not sleep on any kernel.
  */
 TEST_F(sleep, full_slack_and_default_sleep)
 {
@@ -440,12 +442,13 @@ TEST_F(sleep, full_slack_and_default_sleep)
 				       full.nvcsw, full.calls, def.nvcsw, def.calls);
 			EXPECT_NO_FAILURES(&full, cases[i].desc);
 			EXPECT_NO_FAILURES(&def, cases[i].desc);
-			EXPECT_GE(full.nvcsw, full.calls / 2)
-				TH_LOG("FULL_SLACK, %s: did not sleep", cases[i].desc);
-			if (slacks[s] == LARGE_SLACK_NS || !skips) {
+			if (slacks[s] == LARGE_SLACK_NS) {
+				EXPECT_GE(full.nvcsw, full.calls / 2)
+					TH_LOG("FULL_SLACK, %s: did not sleep",
+					       cases[i].desc);
 				EXPECT_GE(def.nvcsw, def.calls / 2)
 					TH_LOG("DEFAULT, %s: did not sleep", cases[i].desc);
-			} else {
+			} else if (skips) {
 				EXPECT_LT(def.nvcsw, def.calls / 2)
 					TH_LOG("DEFAULT, %s: slept on a kernel that skips it",
 					       cases[i].desc);
@@ -553,10 +556,11 @@ TEST(libc_entry_points)
 	long nvcsw0, slept;
 	int i, calls, failures;
 
+	/* A slack that even a slow kernel cannot overrun while arming. */
+	SET_SLACK(LARGE_SLACK_NS);
 	for (p = 0; p < NR_POLICIES; p++) {
 		int policy = all_policies[p];
-		bool sleeps = policy == FULL_SLACK ||
-			      (policy == DEFAULT && !kernel_skips_expired_sleep());
+		bool sleeps = policy == FULL_SLACK || policy == DEFAULT;
 
 		SET_POLICY(policy);
 		calls = sleeps ? SLEEP_CALLS : FAST_CALLS;
