@@ -2,24 +2,46 @@
 #
 # zerosleep: per-thread policy for zero-length sleeps.
 #
-#   make demo       boot the patched kernel and show the three policies
-#   make test       build everything and run every test (host and guest)
+#   make demo       boot the patched kernel and show the four policies
+#   make test       build both kernels and everything else, run every test
 #   make test-debug the guest tests again, on a KASAN/UBSAN/lockdep kernel
 #   make run CMD=.. run a command in the guest, exit with its status
-#   make series     regenerate series/ from the kernel tree in build/linux
-#   make bench      benchmark vanilla, the 2011 patch and zerosleep
+#   make series     regenerate series/X.Y/ from the kernel tree in build/
+#   make bench      benchmark vanilla and patched 6.12 and 7.3
 #   make strace     build strace with strace/series and run its new tests
+#
+#   KERNEL=6.12|7.3 picks the kernel of demo, run, test-debug, series and
+#   the other single-kernel targets (default 6.12, what users run).
 #
 # All build output lives under build/ (git-ignored).
 
 SHELL    := /bin/bash
 TOP      := $(CURDIR)
 BUILD    := $(TOP)/build
-TREE     := $(BUILD)/linux
-KOBJ     := $(BUILD)/kernel
+
+# The two kernels, both Debian's linux-source packages (SPEC 2):
+#  - 6.12, the default: the LTS kernel that users run, from bookworm's own
+#    apt sources (scripts/deps.sh installs linux-source-6.12).
+#  - 7.3: the newest kernel Debian ships (trixie-backports), the first
+#    after Linux 7.1 changed how expired sleepers behave; fetched through
+#    a private apt configuration by scripts/fetch-linux-source.sh.
+# Each has its own tree, objdir, selftests and series/X.Y/.
+KERNEL   ?= 6.12
+ifeq ($(KERNEL),6.12)
+KSUFFIX  :=
+TARBALL  := /usr/src/linux-source-6.12.tar.xz
+else ifeq ($(KERNEL),7.3)
+KSUFFIX  := -7.3
+TARBALL  := $(BUILD)/linux-source-7.3/usr/src/linux-source-7.3.tar.xz
+else
+$(error KERNEL must be 6.12 or 7.3, not "$(KERNEL)")
+endif
+KSERIES  := series/$(KERNEL)
+TREE     := $(BUILD)/linux$(KSUFFIX)
+KOBJ     := $(BUILD)/kernel$(KSUFFIX)
 BZIMAGE  := $(KOBJ)/arch/x86/boot/bzImage
 KHDR     := $(KOBJ)/usr/include
-KSFT_OUT := $(BUILD)/selftests
+KSFT_OUT := $(BUILD)/selftests$(KSUFFIX)
 CC       ?= cc
 
 .PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench hardening \
@@ -28,13 +50,14 @@ CC       ?= cc
 all: kernel selftests lib demo-progs
 
 help:
-	@sed -n '3,15p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/deps.sh
 
 tree: deps
-	@scripts/tree.sh $(TREE) series
+	@scripts/kernel-source.sh $(KERNEL) > /dev/null
+	@scripts/tree.sh $(TREE) $(KSERIES) $(TARBALL)
 
 kernel: tree
 	@scripts/build-kernel.sh $(TREE) $(KOBJ) qemu/kernel.config
@@ -77,18 +100,18 @@ demo-progs:
 		-o $(BUILD)/demo/zero-sleep-cost demo/zero-sleep-cost.c
 
 run: kernel
-	@qemu/run.sh -- '$(CMD)'
+	@qemu/run.sh -k $(BZIMAGE) -- '$(CMD)'
 
 demo: kernel lib demo-progs
-	@qemu/run.sh -- demo/demo.sh
+	@qemu/run.sh -k $(BZIMAGE) -- demo/demo.sh
 
 test:
 	@scripts/test.sh
 
 test-debug:
-	@scripts/test.sh --debug
+	@scripts/test.sh --debug $(KERNEL)
 
-bench: kernel lib
+bench: lib
 	@bench/bench.sh
 
 # Debian's strace with strace/series, reused while nothing changed.
@@ -96,20 +119,21 @@ strace: deps
 	@strace/build.sh check
 
 series: tree
-	@scripts/series.sh $(TREE) series selftests
+	@scripts/series.sh $(TREE) $(KSERIES) selftests
 
 check-series: tree
-	@scripts/series.sh --check $(TREE) series selftests
+	@scripts/series.sh --check $(TREE) $(KSERIES) selftests
 
+# uapi/linux/prctl.h is 6.12's exported header; on 7.3 the zerosleep
+# block of the header must be the same, byte for byte.
 uapi: kernel
-	@cp $(KHDR)/linux/prctl.h uapi/linux/prctl.h
+	@scripts/uapi.sh update $(KERNEL) $(KHDR)/linux/prctl.h
 
 check-uapi: kernel
-	@diff -u uapi/linux/prctl.h $(KHDR)/linux/prctl.h || \
-		{ echo "uapi/ is stale: run 'make uapi'" >&2; exit 1; }
+	@scripts/uapi.sh check $(KERNEL) $(KHDR)/linux/prctl.h
 
 checkpatch: tree
-	@cd $(TREE) && export PATH=/usr/bin:$$PATH && for p in $(addprefix $(TOP)/series/,$(shell cat series/series)); do \
+	@cd $(TREE) && export PATH=/usr/bin:$$PATH && for p in $(addprefix $(TOP)/$(KSERIES)/,$(shell cat $(KSERIES)/series)); do \
 		scripts/checkpatch.pl --strict -q --no-summary $$p || exit 1; done
 
 # PREFIX, DESTDIR and the other GNU directory variables are passed on.

@@ -11,14 +11,20 @@
 #
 #   scripts/hygiene.sh TREE SERIES_DIR
 #
-# The work happens in a separate worktree (build/linux-hygiene) and objdirs
-# (build/hygiene-*), so the main tree and kernel are not disturbed.
+# The work happens in a separate worktree (build/linux-hygiene for the tree
+# build/linux, build/linux-7.3-hygiene for build/linux-7.3) and objdirs
+# (build/hygiene-*, build/hygiene-7.3-*), so the main tree and kernel are
+# not disturbed.
 set -u
 tree=$(realpath "$1")
 series=$(realpath "$2")
 top=$(cd "$(dirname "$0")/.." && pwd)
+sfx=$(basename "$tree")
+sfx=${sfx#linux}
 b=$top/build
-wt=$b/linux-hygiene
+wt=$b/linux${sfx}-hygiene
+[ -z "$sfx" ] && wt=$b/linux-hygiene
+h=$b/hygiene$sfx
 n=0
 bad=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
@@ -65,35 +71,35 @@ compile() {
 
 warnings() { grep -E 'warning:|error:' "$1" | sed -E "s|$wt/||; s|:[0-9]+:[0-9]+:|:|" | sort; }
 
-main=$b/hygiene-main
+main=$h-main
 checkout vanilla
 configure "$main" "$top/qemu/kernel.config" || { echo "not ok - configure"; exit 1; }
 # Baseline: W=1 and sparse warnings of these files on vanilla.
-compile "$main" "$b/hygiene-w1-vanilla.log" W=1 || true
-compile "$main" "$b/hygiene-sparse-vanilla.log" C=2 || true
+compile "$main" "$h-w1-vanilla.log" W=1 || true
+compile "$main" "$h-sparse-vanilla.log" C=2 || true
 
 i=0
 for c in "${commits[@]}"; do
 	i=$((i + 1))
 	subj=$(git -C "$tree" log -1 --format=%s "$c")
 	checkout "$c"
-	if compile "$main" "$b/hygiene-prefix-$i.log" W=1; then
+	if compile "$main" "$h-prefix-$i.log" W=1; then
 		ok "patches 1-$i compile (${objs[*]}): $subj"
 	else
 		notok "patches 1-$i compile: $subj"
-		sed 's/^/#   /' "$b/hygiene-prefix-$i.log" | head -n 30
+		sed 's/^/#   /' "$h-prefix-$i.log" | head -n 30
 	fi
 done
 
 # The final series: W=1 and sparse add nothing.
-compile "$main" "$b/hygiene-w1-final.log" W=1 || true
-new=$(comm -13 <(warnings "$b/hygiene-w1-vanilla.log") <(warnings "$b/hygiene-w1-final.log"))
+compile "$main" "$h-w1-final.log" W=1 || true
+new=$(comm -13 <(warnings "$h-w1-vanilla.log") <(warnings "$h-w1-final.log"))
 if [ -z "$new" ]; then ok "W=1: no new warnings in ${objs[*]}"; else notok "W=1: new warnings"; echo "$new" | sed 's/^/#   /'; fi
-compile "$main" "$b/hygiene-sparse-final.log" C=2 || true
-if ! grep -q "CHECK" "$b/hygiene-sparse-final.log" && ! command -v sparse > /dev/null; then
+compile "$main" "$h-sparse-final.log" C=2 || true
+if ! grep -q "CHECK" "$h-sparse-final.log" && ! command -v sparse > /dev/null; then
 	notok "sparse is not installed"
 else
-	new=$(comm -13 <(warnings "$b/hygiene-sparse-vanilla.log") <(warnings "$b/hygiene-sparse-final.log"))
+	new=$(comm -13 <(warnings "$h-sparse-vanilla.log") <(warnings "$h-sparse-final.log"))
 	if [ -z "$new" ]; then ok "sparse (C=2): no new warnings in ${objs[*]}"; else notok "sparse: new warnings"; echo "$new" | sed 's/^/#   /'; fi
 fi
 
@@ -101,17 +107,17 @@ fi
 # nanosleep() and clock_nanosleep() come from posix-stubs.c, which calls
 # hrtimer_nanosleep() too: compile it as well.
 for cfg in HIGH_RES_TIMERS SMP POSIX_TIMERS; do
-	obj=$b/hygiene-no-$cfg
-	frag=$b/hygiene-no-$cfg.config
+	obj=$h-no-$cfg
+	frag=$h-no-$cfg.config
 	extra=()
 	[ "$cfg" = POSIX_TIMERS ] && extra=(kernel/time/posix-stubs.o)
 	printf 'CONFIG_%s=n\n' "$cfg" > "$frag"
 	if configure "$obj" "$top/qemu/kernel.config" "$frag" && ! grep -q "^CONFIG_$cfg=y" "$obj/.config" &&
-	   compile "$obj" "$b/hygiene-no-$cfg.log" W=1 "${extra[@]}"; then
+	   compile "$obj" "$h-no-$cfg.log" W=1 "${extra[@]}"; then
 		ok "CONFIG_$cfg=n: ${objs[*]} ${extra[*]} compile"
 	else
 		notok "CONFIG_$cfg=n: compile"
-		sed 's/^/#   /' "$b/hygiene-no-$cfg.log" 2>/dev/null | head -n 30
+		sed 's/^/#   /' "$h-no-$cfg.log" 2>/dev/null | head -n 30
 	fi
 done
 checkout vanilla

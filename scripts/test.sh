@@ -1,26 +1,32 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make test: build everything, run every check on the host and every test
-# in one boot of the patched kernel, and end with "N passed, N failed".
+# make test: build both kernels (6.12 and 7.3, each with its series) and
+# everything else, run every check on the host and every test in one boot
+# of each patched kernel, and end with "N passed, N failed".
 #
-# make test-debug (--debug): the same guest tests on a kernel built with
-# KASAN, UBSAN, lockdep and debug objects (qemu/debug.config); the console
-# is scanned for their reports.  The host checks are left to make test.
+# make test-debug (--debug [KERNEL]): the same guest tests on one kernel
+# (6.12 unless KERNEL says 7.3) built with KASAN, UBSAN, lockdep and debug
+# objects (qemu/debug.config); the console is scanned for their reports.
+# The host checks are left to make test.
 #
-# Each phase prints its duration.  Results are TAP files in build/test/;
-# the summary counts their "ok" and "not ok" lines.  Exit status 0 only
-# when nothing failed.
+# Each phase prints its duration.  Results are TAP files in build/test/,
+# those of one kernel in build/test/X.Y/; the summary counts their "ok"
+# and "not ok" lines.  Exit status 0 only when nothing failed.
+#
+# ZEROSLEEP_KERNELS (default "6.12 7.3") limits make test to some kernels,
+# for a quicker loop; CI always runs both.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 variant=
-kobj=build/kernel
 frags=(qemu/kernel.config)
 res=$top/build/test
+kernels=(${ZEROSLEEP_KERNELS:-6.12 7.3})
+[ "${CI:-}" = true ] && kernels=(6.12 7.3)
 if [ "${1:-}" = "--debug" ]; then
 	variant=debug
-	kobj=build/kernel-debug
+	kernels=("${2:-6.12}")
 	frags+=(qemu/debug.config)
 	res=$top/build/test-debug
 	# KASAN and lockdep under TCG run tens of times slower than the plain
@@ -29,6 +35,12 @@ if [ "${1:-}" = "--debug" ]; then
 	# the code under test still lasts longer than this.
 	export ZEROSLEEP_APPEND="${ZEROSLEEP_APPEND:-} rcupdate.rcu_cpu_stall_timeout=100"
 fi
+
+# Where each kernel lives under build/: 6.12 keeps the one-kernel names.
+sfx() { [ "$1" = 6.12 ] || echo "-$1"; }
+ktree() { echo "build/linux$(sfx "$1")"; }
+kobj() { echo "build/kernel$(sfx "$1")${variant:+-$variant}"; }
+ksft() { echo "build/selftests$(sfx "$1")"; }
 rm -rf "$res"
 mkdir -p "$res"
 t_all=$(date +%s)
@@ -144,21 +156,24 @@ phase_start deps
 build_step "install Debian packages" scripts/deps.sh
 phase_end deps
 
-if [ $fatal -eq 0 ]; then
-	phase_start tree
-	build_step "extract the kernel and apply series/" scripts/tree.sh build/linux series
-	phase_end tree
-fi
-
-if [ $fatal -eq 0 ]; then
-	phase_start kernel
-	build_step "patched kernel${variant:+ ($variant)}" scripts/build-kernel.sh build/linux "$kobj" "${frags[@]}"
-	phase_end kernel
-fi
+for k in "${kernels[@]}"; do
+	[ $fatal -eq 0 ] || break
+	phase_start tree-$k
+	tarball=$(scripts/kernel-source.sh "$k") &&
+		build_step "extract Linux $k and apply series/$k" scripts/tree.sh "$(ktree "$k")" "series/$k" "$tarball" ||
+		{ echo "not ok - build: the Linux $k source" >> "$res/build.tap"; fatal=1; }
+	phase_end tree-$k
+	[ $fatal -eq 0 ] || break
+	phase_start kernel-$k
+	build_step "patched kernel $k${variant:+ ($variant)}" scripts/build-kernel.sh "$(ktree "$k")" "$(kobj "$k")" "${frags[@]}"
+	phase_end kernel-$k
+done
 
 if [ $fatal -eq 0 ]; then
 	phase_start userspace
-	build_step "selftests" make -s selftests
+	for k in "${kernels[@]}"; do
+		build_step "selftests for $k" make -s selftests KERNEL="$k"
+	done
 	build_step "libzerosleep and the launcher" make -s lib
 	build_step "demo programs" make -s demo-progs
 	build_step "hardening tests" make -s hardening
@@ -178,21 +193,32 @@ if [ $fatal -eq 0 ] && [ -z "$variant" ]; then
 fi
 
 host_checks() {
-	check series "series/ is current (make series)" scripts/series.sh --check build/linux series selftests
-	check series "uapi/ matches the patched tree's exported headers (make uapi)" \
-		diff -u uapi/linux/prctl.h build/kernel/usr/include/linux/prctl.h
+	local k t o
+	for k in "${kernels[@]}"; do
+		t=$(ktree "$k")
+		o=$res/$k
+		mkdir -p "$o"
+		check "$k/series" "series/$k is current (make series KERNEL=$k)" \
+			scripts/series.sh --check "$t" "series/$k" selftests
+		check "$k/series" "the exported <linux/prctl.h> of $k carries uapi/'s zerosleep block (make uapi)" \
+			scripts/uapi.sh check "$k" "$(kobj "$k")/usr/include/linux/prctl.h"
+		for p in $(cat "series/$k/series"); do
+			check "$k/checkpatch" "checkpatch --strict: $k/$p" \
+				bash -c "cd $t && PATH=/usr/bin:\$PATH scripts/checkpatch.pl --strict -q --no-summary '$top/series/$k/$p'"
+		done
+		for f in Documentation/userspace-api/zero-length-sleeps.rst Documentation/userspace-api/index.rst \
+			Documentation/filesystems/proc.rst; do
+			check "$k/docs" "RST parses without warnings: $k: $f" /usr/bin/python3 scripts/check-rst.py "$t/$f"
+		done
+	done
+	if [ ${#kernels[@]} -gt 1 ]; then
+		check series "the series of 6.12 and 7.3 carry the same documentation page and selftests" \
+			scripts/compare-series.sh "$(ktree 6.12)" "$(ktree 7.3)"
+	fi
 	check series "<zerosleep.h> carries the numbers of uapi/linux/prctl.h" \
 		make -s -C libc-wrapper check-uapi
-	for p in $(cat series/series); do
-		check checkpatch "checkpatch --strict: $p" \
-			bash -c "cd build/linux && PATH=/usr/bin:\$PATH scripts/checkpatch.pl --strict -q --no-summary '$top/series/$p'"
-	done
 	tap man-lint man/check.sh lint
 	tap man-render man/check.sh render
-	for f in Documentation/userspace-api/zero-length-sleeps.rst Documentation/userspace-api/index.rst \
-		Documentation/filesystems/proc.rst; do
-		check docs "RST parses without warnings: $f" /usr/bin/python3 scripts/check-rst.py "build/linux/$f"
-	done
 	tap install scripts/check-install.sh
 	tap apply-series scripts/test-apply-series.sh
 	tap lib-host make -s -C libc-wrapper O="$top/build/libc-wrapper" check-host
@@ -202,36 +228,47 @@ host_checks() {
 }
 
 guest() {
-	local rc
-	mkdir -p "$res/guest"
-	qemu/run.sh -k "$kobj/arch/x86/boot/bzImage" -t 2400 -o "$res/guest" -- qemu/guest-tests.sh
+	# guest KERNEL: every guest test in one boot of that kernel.
+	local k=$1 rc o=$res/$1
+	mkdir -p "$o/guest"
+	qemu/run.sh -k "$(kobj "$k")/arch/x86/boot/bzImage" -t 2400 -o "$o/guest" -- qemu/guest-tests.sh
 	rc=$?
-	if [ $rc -ne 0 ] || ! ls "$res"/guest/zerosleep_test.tap > /dev/null 2>&1; then
-		echo "not ok - guest: the test kernel booted, ran the tests and shut down cleanly (exit status $rc)" | tee -a "$res/guest.tap"
+	if [ $rc -ne 0 ] || ! ls "$o"/guest/zerosleep_test.tap > /dev/null 2>&1; then
+		echo "not ok - guest $k: the test kernel booted, ran the tests and shut down cleanly (exit status $rc)" | tee -a "$o/guest.tap"
 	else
-		echo "ok - guest: the test kernel booted, ran the tests and shut down cleanly" >> "$res/guest.tap"
+		echo "ok - guest $k: the test kernel booted, ran the tests and shut down cleanly" >> "$o/guest.tap"
 	fi
 }
 
 if [ $fatal -eq 0 ] && [ -z "$variant" ]; then
 	phase_start host-checks
-	cached host-checks "$(phase_key host-checks build/linux/.git/zerosleep-series.stamp \
-		build/kernel/usr/include/linux/prctl.h)" host_checks
+	key_inputs=()
+	for k in "${kernels[@]}"; do
+		key_inputs+=("$(ktree "$k")/.git/zerosleep-series.stamp" "$(kobj "$k")/usr/include/linux/prctl.h")
+	done
+	cached host-checks "$(phase_key "host-checks ${kernels[*]}" "${key_inputs[@]}")" host_checks
 	phase_end host-checks
 
-	phase_start hygiene
-	cached hygiene "$(phase_key hygiene)" tap hygiene scripts/hygiene.sh build/linux series
-	phase_end hygiene
+	for k in "${kernels[@]}"; do
+		phase_start hygiene-$k
+		mkdir -p "$res/$k"
+		cached hygiene-$k "$(phase_key "hygiene $k" "$(ktree "$k")/.git/zerosleep-series.stamp")" \
+			tap "$k/hygiene" scripts/hygiene.sh "$(ktree "$k")" "series/$k"
+		phase_end hygiene-$k
+	done
 fi
 
-if [ $fatal -eq 0 ]; then
-	phase_start guest${variant:+-$variant}
-	cached guest "$(phase_key guest "$kobj/arch/x86/boot/bzImage" build/selftests build/libc-wrapper \
-		build/hardening build/bench/zsbench build/man/examples)" guest
-	phase_end guest${variant:+-$variant}
-fi
+for k in "${kernels[@]}"; do
+	[ $fatal -eq 0 ] || break
+	phase_start guest-$k${variant:+-$variant}
+	cached guest-$k "$(phase_key "guest $k" "$(kobj "$k")/arch/x86/boot/bzImage" "$(ksft "$k")" \
+		build/libc-wrapper build/hardening build/bench/zsbench build/man/examples build/strace)" guest "$k"
+	phase_end guest-$k${variant:+-$variant}
+done
 
 echo "==== phase times (s)"
 sed 's/^/  /' "$res/phases"
 echo "  total $(( $(date +%s) - t_all ))"
-scripts/tap-summary.sh "$res"
+dirs=("$res")
+for k in "${kernels[@]}"; do dirs+=("$res/$k"); done
+scripts/tap-summary.sh "${dirs[@]}"

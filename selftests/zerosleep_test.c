@@ -415,9 +415,10 @@ TEST_F(sleep, return_and_schedule_do_not_sleep)
 /*
  * FULL_SLACK and DEFAULT: a zero-length sleep sleeps at a 10 ms slack.  At
  * the default 50 us slack, Linux 7.1 and later mostly return from DEFAULT
- * without a switch.  Whether a 50 us sleep switches is not judged: on a
- * slow kernel (KASAN under emulation) the timer may have expired by the
- * time it is armed, and then the task does not sleep on any kernel.
+ * without a switch, while FULL_SLACK still sleeps there.  Before 7.1
+ * whether a 50 us sleep switches is not judged: on a slow kernel (KASAN
+ * under emulation) the timer may have expired by the time it is armed,
+ * and then the task does not sleep.
  */
 TEST_F(sleep, full_slack_and_default_sleep)
 {
@@ -451,6 +452,10 @@ TEST_F(sleep, full_slack_and_default_sleep)
 			} else if (skips) {
 				EXPECT_LT(def.nvcsw, def.calls / 2)
 					TH_LOG("DEFAULT, %s: slept on a kernel that skips it",
+					       cases[i].desc);
+				/* Where DEFAULT returns, FULL_SLACK still sleeps. */
+				EXPECT_GE(full.nvcsw, full.calls / 2)
+					TH_LOG("FULL_SLACK, %s: returned early like DEFAULT",
 					       cases[i].desc);
 			}
 		}
