@@ -80,7 +80,7 @@ selftests: kernel
 		$(KSFT_OUT)/timers/nanosleep $(KSFT_OUT)/timers/posix_timers
 	@mkdir -p $(KSFT_OUT)/prctl
 	@for t in $(UPSTREAM_PRCTL); do \
-		$(CC) -O2 -isystem $(KHDR) -o $(KSFT_OUT)/prctl/$$t \
+		$(CC) -O2 -isystem $(KHDR) -I$(TREE)/tools/testing/selftests -o $(KSFT_OUT)/prctl/$$t \
 			$(TREE)/tools/testing/selftests/prctl/$$t.c || exit 1; \
 	done
 
