@@ -409,18 +409,24 @@ def targets(res):
             t.add(name, x >= 80.0, "%.1f %%" % x, info)
 
         # DEFAULT is the vanilla kernel's own behaviour.  Where vanilla
-        # sleeps, compare the latencies across boots; where it returns at
-        # once (7.3 at small slacks), its context switches per call.
+        # waits for a timer (its p50 is 10 x getppid() or more), compare
+        # the latencies across boots; where it returns at once (7.3 at
+        # small slacks), its voluntary context switches per call.  Whether
+        # a 6.12 sleep with a 1 ns slack switches is a race between the
+        # timer interrupt and schedule(), which moves with the host's load
+        # from 1 % to 70 % of the calls: its latency is what is compared.
+        vfloor = res.num(van, "-", "getppid", "p50_ns")
         for op, opl in FORMS:
             for s in ("default", BIG_SLACK, TINY_SLACK):
-                sv = res.num(van, "default", op, "vcsw_per_call", s)
-                sz = res.num(zs, "default", op, "vcsw_per_call", s)
-                if sv is not None and sv >= 0.5:
+                pv = res.num(van, "default", op, "p50_ns", s)
+                if pv is not None and vfloor and pv >= 10 * vfloor:
                     across("%s DEFAULT: %s p50 zerosleep / vanilla in [0.9, 1.1] (%s)" % (
                         v, opl, slack_label(s)), (zs, "default"), (van, "default"), op, s)
                     continue
-                name = ("%s DEFAULT: %s switches per call within 0.1 of vanilla's, which does "
-                        "not sleep (%s)" % (v, opl, slack_label(s)))
+                sv = res.num(van, "default", op, "vcsw_per_call", s)
+                sz = res.num(zs, "default", op, "vcsw_per_call", s)
+                name = ("%s DEFAULT: %s switches per call within 0.1 of vanilla's, which returns "
+                        "at once (%s)" % (v, opl, slack_label(s)))
                 if sv is None or sz is None:
                     t.missing(name)
                     continue

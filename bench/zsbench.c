@@ -1021,8 +1021,8 @@ int main(int argc, char **argv)
 			clocksource[strcspn(clocksource, "\n")] = '\0';
 		fclose(f);
 	}
-	printf("# zsbench: kernel %s (%s %s), %d CPUs, clocksource %s, zero-sleep policy %s, %s run%s\n",
-	       kernel_name, u.sysname, u.release, ncpus, clocksource,
+	printf("# zsbench: kernel %s (%s %s %s), %d CPUs, clocksource %s, zero-sleep policy %s, %s run%s\n",
+	       kernel_name, u.sysname, u.release, u.version, ncpus, clocksource,
 	       have_policy ? "supported" : "not supported",
 	       plan == &short_plan ? "short" : "full",
 	       sleeps_only ? " (the sleeps that sleep only)" : "");
