@@ -195,12 +195,12 @@ def ratio_s(a, b):
     if a is None or b is None or not b:
         return "-"
     r = a / b
-    return "%.3g x" % r
+    return ("%.0f x" if r >= 100 else "%.1f x" if r >= 10 else "%.2f x") % r
 
 
 def comparisons(res):
     """What 7.1 changed, and what the series adds on top, with numbers."""
-    head = ["comparison", "A", "B", "B / A (p50)", "switches/call A → B"]
+    head = ["comparison", "A", "B", "A / B", "switches/call A → B"]
     rows = []
 
     def row(label, a, b, op, slack, field="p50_ns"):
@@ -243,8 +243,9 @@ def comparisons(res):
                         ("series on 7.3: default → return: Python calls/s", (Z73, "default"),
                          (Z73, "return"))):
         row(title, a, b, "python_sleep0", "default", "value")
-    return ("What Linux 7.1 changed, and what the series adds (medians over the boots; "
-            "ratios of p50, or of the value for the hog and Python rows)", head, rows)
+    return ("What Linux 7.1 changed, and what the series adds: p50 of A and B, medians "
+            "over the boots (for the hog and Python rows, their value), and voluntary context "
+            "switches per call", head, rows)
 
 
 def tables(res):
