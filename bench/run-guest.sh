@@ -6,11 +6,14 @@
 #   bench/run-guest.sh [--kernel NAME] [--short] [--sleeps-only]
 #
 # Writes $ZEROSLEEP_OUT/bench-NAME.csv and prints one line per measurement.
+# NAME (default "guest") gets the running kernel's version, as in
+# "zerosleep-6.12", unless it has one.
 # With --short (used by "make test") every measurement runs with a few
 # iterations only, and the output is TAP: one test per measurement, which
 # passes when the numbers are sane (iterations > 0; p50 > 0 and p99 >= p50
 # for a latency, a positive value otherwise).  No threshold is checked
-# there: thresholds are for "make bench", on a full run.  --sleeps-only
+# there: thresholds are for "make bench", on a full run.  On a kernel named
+# zerosleep-*, one more test checks that all four policies were measured.  --sleeps-only
 # measures only the sleeps that do sleep, for the repeated boots of
 # "make bench".
 #
@@ -31,12 +34,18 @@ while [ $# -gt 0 ]; do
 	--kernel=*) name=${1#--kernel=}; shift ;;
 	--short) short=--short; shift ;;
 	--sleeps-only) only=--sleeps-only; shift ;;
-	-h|--help) sed -n '4,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run-guest.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
 case $name in
 ''|*[!A-Za-z0-9._-]*) echo "run-guest.sh: bad kernel name '$name'" >&2; exit 2 ;;
+esac
+# A name without a version, such as "zerosleep" from "make test", gets the
+# running kernel's: "zerosleep-7.3".
+case $name in
+*-[0-9]*) ;;
+*) name=$name-$(uname -r | cut -d. -f1,2) ;;
 esac
 
 out=${ZEROSLEEP_OUT:-}
@@ -67,9 +76,10 @@ if [ ! -s "$csv" ]; then
 	echo "not ok 1 - bench: zsbench --short wrote $csv (status $rc)"
 	exit 1
 fi
-exec awk -F, -v rc="$rc" '
+exec awk -F, -v rc="$rc" -v name="$name" '
 	NR == 1 { next }
 	{
+		seen[$2] = 1
 		n++
 		desc = sprintf("bench %s: %s, policy %s, slack %s ns", $1, $4, $2, $3)
 		lat = ($6 != "")
@@ -84,6 +94,18 @@ exec awk -F, -v rc="$rc" '
 		}
 	}
 	END {
+		if (name ~ /^zerosleep-/) {
+			n++
+			miss = ""
+			split("default return schedule full-slack", want, " ")
+			for (i = 1; i <= 4; i++)
+				if (!(want[i] in seen))
+					miss = miss " " want[i]
+			line[n] = sprintf("%s %d - bench %s: measured under the four policies%s",
+					  miss == "" ? "ok" : "not ok", n, name,
+					  miss == "" ? "" : " (missing:" miss ")")
+			if (miss != "") bad++
+		}
 		n++
 		line[n] = sprintf("%s %d - bench: zsbench --short exited with status 0 (status %d)",
 				  rc == 0 ? "ok" : "not ok", n, rc)

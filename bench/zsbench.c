@@ -15,20 +15,26 @@
  *   zero sleeps      nanosleep({0, 0}) and clock_nanosleep(CLOCK_MONOTONIC,
  *                    TIMER_ABSTIME, now), with the default timer slack and
  *                    with a 10 ms slack (and, where they do not sleep, the
- *                    C library's nanosleep({0, 0}) for reference);
+ *                    C library's nanosleep({0, 0}) for reference); under
+ *                    the kernel's default behaviour also with a 1 ns slack,
+ *                    the smallest that PR_SET_TIMERSLACK can set (0 means
+ *                    "the default"): what a program can do without the
+ *                    zero-sleep policy;
  *   non-zero sleeps  nanosleep() of 10 us, 100 us and 1 ms;
  *   fairness         the throughput of a CPU hog pinned to one CPU, alone
  *                    and while another thread on the same CPU loops on
  *                    nanosleep({0, 0}), sched_yield() or getppid();
  *   python           calls per second of a CPython loop of time.sleep(0).
  *
- * With --sleeps-only, only the sleeps that do sleep are measured (the zero
- * sleeps under the full slack and the non-zero sleeps): bench/bench.sh
- * repeats them in more boots, since they are compared across boots.
+ * With --sleeps-only, only the sleeps that may sleep are measured (the zero
+ * sleeps under the default behaviour and the full slack, and the non-zero
+ * sleeps): bench/bench.sh repeats them in more boots, since they are
+ * compared across boots.
  *
  * On a kernel with PR_GET_TIMERSLACK_ZERO_POLICY, every measurement that a
- * policy can change is made under each of the three policies; elsewhere
- * once, under the kernel's only behaviour ("default").
+ * policy can change is made under each of the four policies ("default",
+ * "return", "schedule", "full-slack"); elsewhere once, under the kernel's
+ * only behaviour, also named "default".
  *
  * Latencies come from per-call clock_gettime(CLOCK_MONOTONIC) deltas after
  * a warm-up, so each includes one clock read (the clock_gettime row).  The
@@ -121,19 +127,27 @@ static FILE *csv;
 static bool have_policy;
 static int ncpus;
 
-/* Policies to measure: the three on a zerosleep kernel, else "default". */
+/*
+ * Policies to measure: the four on a zerosleep kernel, else "default".  A
+ * zero sleep under a policy that may sleep takes up to the slack: those are
+ * measured with fewer calls, on a busy CPU, and again in more boots.
+ */
 struct policy {
 	int value;		/* -1: the kernel has no policy */
 	const char *name;
+	bool may_sleep;		/* a zero sleep may arm a timer and sleep */
 };
 
 static const struct policy zs_policies[] = {
-	{ PR_TIMERSLACK_ZERO_FULL_SLACK, "full-slack" },
-	{ PR_TIMERSLACK_ZERO_RETURN, "return" },
-	{ PR_TIMERSLACK_ZERO_SCHEDULE, "schedule" },
+	{ PR_TIMERSLACK_ZERO_DEFAULT, "default", true },
+	{ PR_TIMERSLACK_ZERO_RETURN, "return", false },
+	{ PR_TIMERSLACK_ZERO_SCHEDULE, "schedule", false },
+	{ PR_TIMERSLACK_ZERO_FULL_SLACK, "full-slack", true },
 };
-static const struct policy default_policy = { -1, "default" };
-static const struct policy no_policy = { -1, "-" };
+static const struct policy default_policy = { -1, "default", true };
+static const struct policy no_policy = { -1, "-", false };
+
+#define TINY_SLACK_NS	1UL	/* the smallest slack that can be set */
 
 static const struct policy *policies;
 static size_t npolicies;
@@ -357,7 +371,7 @@ static void series_block(struct series *s, size_t count)
 	uint64_t t;
 	size_t i;
 
-	/* The baselines run under the default policy. */
+	/* The baselines run under policies[0], the default. */
 	set_policy(s->policy->value >= 0 ? s->policy : &policies[0]);
 	set_slack(s->slack);
 	csw_now(&v0, &i0);
@@ -520,8 +534,8 @@ static void run_latency(void)
 	default_slack = set_slack(0);
 
 	/*
-	 * The baselines, with every zero sleep that does not sleep (any
-	 * policy but the full slack): they are compared with each other.
+	 * The baselines, with every zero sleep that does not sleep (return
+	 * and schedule): they are compared with each other.
 	 */
 	n = 0;
 	if (sleeps_only)
@@ -533,7 +547,7 @@ static void run_latency(void)
 	add(s, &n, "nanosleep_einval", einval, &no_policy, 0, fast, fast_block);
 	add(s, &n, "clock_nanosleep_einval", abs_einval, &no_policy, 0, fast, fast_block);
 	for (i = 0; i < npolicies; i++) {
-		if (policies[i].value <= 0)
+		if (policies[i].may_sleep)
 			continue;
 		add(s, &n, "nanosleep_rel0", rel0, &policies[i], 0, fast, fast_block);
 		add(s, &n, "nanosleep_abs_now", abs_now, &policies[i], 0, fast, fast_block);
@@ -545,23 +559,32 @@ static void run_latency(void)
 
 sleeps:
 	/*
-	 * Zero sleeps that do sleep: with the default slack, then 10 ms.  The
+	 * Zero sleeps that may sleep: with the default slack and, under the
+	 * kernel's default behaviour, with a 1 ns slack; then with 10 ms.  The
 	 * latter on an idle CPU: a busy one keeps its tick, every 4 ms, which
-	 * would end a sleep with 10 ms of slack early.
+	 * would end a sleep with 10 ms of slack early.  (On 7.1 and later the
+	 * default behaviour returns at once when the sleeper's timer would be
+	 * the first to expire on the CPU: these rows show how often it does.)
 	 */
 	n = 0;
 	for (i = 0; i < npolicies; i++) {
-		if (policies[i].value > 0)
+		if (!policies[i].may_sleep)
 			continue;
 		add(s, &n, "nanosleep_rel0", rel0, &policies[i], 0,
 		    plan->zero_iters, plan->zero_block);
 		add(s, &n, "nanosleep_abs_now", abs_now, &policies[i], 0,
 		    plan->zero_iters, plan->zero_block);
+		if (policies[i].value > PR_TIMERSLACK_ZERO_DEFAULT)
+			continue;	/* the full slack: a 1 ns slack is the default's question */
+		add(s, &n, "nanosleep_rel0", rel0, &policies[i], TINY_SLACK_NS,
+		    plan->zero_iters, plan->zero_block);
+		add(s, &n, "nanosleep_abs_now", abs_now, &policies[i], TINY_SLACK_NS,
+		    plan->zero_iters, plan->zero_block);
 	}
 	measure(s, n, BUSY_CPU);
 	n = 0;
 	for (i = 0; i < npolicies; i++) {
-		if (policies[i].value > 0)
+		if (!policies[i].may_sleep)
 			continue;
 		add(s, &n, "nanosleep_rel0", rel0, &policies[i], BIG_SLACK_NS,
 		    plan->zero_big_slack_iters, plan->zero_big_slack_block);
@@ -745,8 +768,8 @@ static void run_fairness(void)
 {
 	static const struct op rel0 = { OP_REL, 0 }, yield = { OP_YIELD, 0 },
 		ppid = { OP_GETPPID, 0 };
-	static struct competitor comp[5];
-	static double solo[5 * 16 + 1];
+	static struct competitor comp[6];
+	static double solo[6 * 16 + 1];
 	unsigned int rounds = plan->hog_rounds, r;
 	size_t n = 0, nsolo = 0, i, k;
 	struct hog h;
@@ -998,8 +1021,8 @@ int main(int argc, char **argv)
 			clocksource[strcspn(clocksource, "\n")] = '\0';
 		fclose(f);
 	}
-	printf("# zsbench: kernel %s (%s %s), %d CPUs, clocksource %s, zero-sleep policy %s, %s run%s\n",
-	       kernel_name, u.sysname, u.release, ncpus, clocksource,
+	printf("# zsbench: kernel %s (%s %s %s), %d CPUs, clocksource %s, zero-sleep policy %s, %s run%s\n",
+	       kernel_name, u.sysname, u.release, u.version, ncpus, clocksource,
 	       have_policy ? "supported" : "not supported",
 	       plan == &short_plan ? "short" : "full",
 	       sleeps_only ? " (the sleeps that sleep only)" : "");
