@@ -336,7 +336,11 @@ def targets(res):
     t = Targets()
 
     # Across boots: the median over the boots of each of two kernels.
-    def across(name, a, b, op, s="default", lo=0.9, hi=1.1):
+    # One boot of a TCG guest can run 25 % slower than another when the
+    # host is busy, and a median of three boots does not always hide it;
+    # what DEFAULT or FULL_SLACK could get wrong (return where the kernel
+    # sleeps, or sleep twice) is a factor of 2 or of 100, not 30 %.
+    def across(name, a, b, op, s="default", lo=0.75, hi=1.33):
         va = res.boots(a[0], a[1], op, "p50_ns", s)
         vb = res.boots(b[0], b[1], op, "p50_ns", s)
         if not va or not vb:
@@ -351,19 +355,29 @@ def targets(res):
 
     for v in ("6.12", "7.3"):
         zs, van = ZEROSLEEP[v], VANILLA[v]
+        # RETURN costs about what the same call costs when it fails its
+        # argument checks (EINVAL): entry, copy-in, checks, one clock read
+        # for an absolute deadline.  SCHEDULE costs about a sched_yield().
+        # An absolute deadline also sets up the sleeper and reads the clock
+        # before it is known to be zero-length: 2 x there.
+        einval = {"nanosleep_rel0": ("nanosleep_einval", "nanosleep() failing with EINVAL", 1.5),
+                  "nanosleep_abs_now": ("clock_nanosleep_einval",
+                                        "abs. clock_nanosleep() failing with EINVAL", 2.0)}
         for policy, base, label in (("return", "getppid", "getppid()"),
                                     ("schedule", "sched_yield", "sched_yield()")):
             floor = res.num(zs, "-", base, "p50_ns")
             for op, opl in FORMS:
+                ref, rlabel, k = (res.num(zs, "-", einval[op][0], "p50_ns"), einval[op][1],
+                                  einval[op][2]) if policy == "return" else (floor, label, 1.5)
                 for s, _ in SLACKS:
-                    name = "%s %s: %s p50 <= 1.5 x %s p50 (%s)" % (
-                        v, policy.upper(), opl, label, slack_label(s))
+                    name = "%s %s: %s p50 <= %.1f x %s p50 (%s)" % (
+                        v, policy.upper(), opl, k, rlabel, slack_label(s))
                     x = res.num(zs, policy, op, "p50_ns", s)
-                    if x is None or not floor:
+                    if x is None or not ref:
                         t.missing(name)
                         continue
-                    t.add(name, x <= 1.5 * floor,
-                          "%.2f us vs %.2f us: %.2f x" % (x / 1e3, floor / 1e3, x / floor))
+                    t.add(name, x <= k * ref,
+                          "%.2f us vs %.2f us: %.2f x" % (x / 1e3, ref / 1e3, x / ref))
             # For the reader: the same call through the C library, and the
             # cost of the system call's own entry and argument checks.
             x = res.num(zs, policy, "libc_nanosleep_rel0", "p50_ns")
@@ -421,7 +435,7 @@ def targets(res):
             for s in ("default", BIG_SLACK, TINY_SLACK):
                 pv = res.num(van, "default", op, "p50_ns", s)
                 if pv is not None and vfloor and pv >= 10 * vfloor:
-                    across("%s DEFAULT: %s p50 zerosleep / vanilla in [0.9, 1.1] (%s)" % (
+                    across("%s DEFAULT: %s p50 zerosleep / vanilla in [0.75, 1.33] (%s)" % (
                         v, opl, slack_label(s)), (zs, "default"), (van, "default"), op, s)
                     continue
                 sv = res.num(van, "default", op, "vcsw_per_call", s)
@@ -436,13 +450,13 @@ def targets(res):
         # FULL_SLACK sleeps for the slack as vanilla 6.12 does, on both kernels.
         for op, opl in FORMS:
             for s, _ in SLACKS:
-                across("%s FULL_SLACK: %s p50 / vanilla 6.12 in [0.9, 1.1] (%s)" % (
+                across("%s FULL_SLACK: %s p50 / vanilla 6.12 in [0.75, 1.33] (%s)" % (
                     v, opl, slack_label(s)), (zs, "full-slack"), (V612, "default"), op, s)
 
         # Non-zero sleeps are the same under every policy as on vanilla.
         for op, label in (("nanosleep_10us", "10 us"), ("nanosleep_100us", "100 us"),
                           ("nanosleep_1ms", "1 ms")):
-            name = "%s non-zero sleep %s: p50 zerosleep / vanilla in [0.9, 1.1], every policy" % (
+            name = "%s non-zero sleep %s: p50 zerosleep / vanilla in [0.75, 1.33], every policy" % (
                 v, label)
             b = res.boots(van, "default", op, "p50_ns")
             rs = []
@@ -453,7 +467,7 @@ def targets(res):
             if len(rs) != len(POLICIES):
                 t.missing(name)
                 continue
-            t.add(name, all(0.9 <= r <= 1.1 for _, r in rs),
+            t.add(name, all(0.75 <= r <= 1.33 for _, r in rs),
                   "%s (vanilla %s us, median of %d boots)" % (
                       ", ".join("%s %.3f" % (p, r) for p, r in rs), us(median(b)), len(b)))
 
