@@ -14,6 +14,10 @@
 # match the baseline is repeated, up to three runs, and every run is shown.
 set -u
 list=$1
+if [ ! -r "$list" ]; then
+	echo "not ok 1 - known-failures.sh: no list of known failures at $list"
+	exit 1
+fi
 shift
 declare -A known
 while IFS= read -r l; do
