@@ -1,20 +1,29 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Maintain the kernel tree under the build directory: Debian's
-# linux-source-6.12 as a git repository, tagged "vanilla", with series/
-# applied on the branch "zerosleep".
+# Maintain a kernel tree under the build directory: one of Debian's
+# linux-source-X.Y tarballs as a git repository, tagged "vanilla", with a
+# series applied on the branch "zerosleep".
 #
-#   scripts/tree.sh TREE SERIES_DIR
+#   scripts/tree.sh TREE SERIES_DIR [TARBALL]
 #
-# The tree is (re)built only when series/ changed since the last sync.  When
+# SERIES_DIR holds the patches and the file "series" that orders them;
+# "-" means no series: the branch stays at "vanilla".  TARBALL defaults to
+# $LINUX_TARBALL, else Debian's /usr/src/linux-source-6.12.tar.xz.  A
+# tree is extracted once; another TARBALL needs another TREE.
+#
+# The tree is (re)built only when the series changed since the last sync.  When
 # the series is re-applied, files whose content did not change get their old
 # modification time back, so that kbuild does not rebuild them.
 set -euo pipefail
 
 tree=$1
 series=$2
-tarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+tarball=${3:-${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}}
+if [ ! -r "$tarball" ]; then
+	echo "tree.sh: no kernel tarball at $tarball" >&2
+	exit 1
+fi
 stamp=$tree/.git/zerosleep-series.stamp
 
 export GIT_COMMITTER_NAME="Zerosleep Developers" GIT_COMMITTER_EMAIL=zerosleep-devel@example.org
@@ -31,11 +40,15 @@ if [ ! -d "$tree/.git" ]; then
 	git add -A -f .
 	GIT_AUTHOR_NAME=$GIT_COMMITTER_NAME GIT_AUTHOR_EMAIL=$GIT_COMMITTER_EMAIL \
 	GIT_AUTHOR_DATE='2000-01-01T00:00:00Z' GIT_COMMITTER_DATE='2000-01-01T00:00:00Z' \
-		git commit -q -m "Linux $(make -s -C "$tree" kernelversion) (Debian linux-source-6.12)"
+		git commit -q -m "Linux $(make -s -C "$tree" kernelversion) (Debian $(basename "$tarball" .tar.xz))"
 	git tag vanilla
 fi
 
-want=$("$(dirname "$0")/series-hash.sh" "$series")
+if [ "$series" = - ]; then
+	want=vanilla
+else
+	want=$("$(dirname "$0")/series-hash.sh" "$series")
+fi
 have=$(cat "$stamp" 2>/dev/null || true)
 if [ "$want" = "$have" ]; then
 	exit 0
@@ -52,7 +65,7 @@ if [ -n "$synced" ] && [ "$(git rev-parse HEAD)" != "$synced" ]; then
 	exit 1
 fi
 
-echo "  TREE    applying series/ to $tree"
+echo "  TREE    applying ${series/#-/no series} to $tree"
 old=$(git rev-parse HEAD)
 mtimes=$(mktemp)
 trap 'rm -f "$mtimes"' EXIT
@@ -60,9 +73,11 @@ git diff --name-only -z vanilla "$old" | (cd "$tree" && xargs -0r stat -c '%Y %n
 
 git checkout -q -B zerosleep vanilla -- 2>/dev/null || git checkout -q -B zerosleep vanilla
 git reset -q --hard vanilla
-while read -r p; do
-	git am -q --committer-date-is-author-date "$(realpath "$series/$p")"
-done < "$series/series"
+if [ "$series" != - ]; then
+	while read -r p; do
+		git am -q --committer-date-is-author-date "$(realpath "$series/$p")"
+	done < "$series/series"
+fi
 new=$(git rev-parse HEAD)
 
 # Restore the mtime of every file that the re-application left unchanged.
@@ -74,7 +89,7 @@ done < "$mtimes"
 
 # The cover letter becomes the branch description, for "make series".
 cover=$series/0000-cover-letter.patch
-if [ -f "$cover" ]; then
+if [ "$series" != - ] && [ -f "$cover" ]; then
 	"$(dirname "$0")/cover.sh" extract "$cover" > "$tree/.git/zerosleep-cover.txt"
 fi
 
