@@ -159,9 +159,12 @@ phase_end deps
 for k in "${kernels[@]}"; do
 	[ $fatal -eq 0 ] || break
 	phase_start tree-$k
-	tarball=$(scripts/kernel-source.sh "$k") &&
-		build_step "extract Linux $k and apply series/$k" scripts/tree.sh "$(ktree "$k")" "series/$k" "$tarball" ||
-		{ echo "not ok - build: the Linux $k source" >> "$res/build.tap"; fatal=1; }
+	if tarball=$(scripts/kernel-source.sh "$k"); then
+		build_step "extract Linux $k and apply series/$k" scripts/tree.sh "$(ktree "$k")" "series/$k" "$tarball"
+	else
+		echo "not ok - build: Debian's source of Linux $k" | tee -a "$res/build.tap"
+		fatal=1
+	fi
 	phase_end tree-$k
 	[ $fatal -eq 0 ] || break
 	phase_start kernel-$k
