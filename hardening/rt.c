@@ -15,7 +15,7 @@
  *
  *   policy      peer B runs          SCHED_OTHER C runs   A's switches
  *   FULL_SLACK  in some sleeps       in some sleeps       voluntary, some
- *   DEFAULT     as FULL_SLACK before Linux 7.1, as RETURN since
+ *   DEFAULT     as FULL_SLACK before Linux 7.1; since, in at most 1 % of the sleeps
  *   RETURN      never                never                none
  *   SCHEDULE    (nearly) every sleep never: a yield      no voluntary ones;
  *                                    stays in the class   involuntary with B
@@ -29,8 +29,10 @@
  * Linux 7.1 the same sleep path as FULL_SLACK; from 7.1 on, an expired
  * sleeper returns at once when its timer is the first of its clock base and
  * due before anything else on the CPU.  An RT thread has no slack, so its
- * zero-length timer, due "now", is always that: DEFAULT then neither sleeps
- * nor lets the peer run, as RETURN (the yield that 7.1 took away).
+ * zero-length timer, due "now", is nearly always that: DEFAULT then almost
+ * never sleeps nor lets the peer run (the yield that 7.1 took away).  A
+ * round showed 0 or 1 such sleeps in 500, where FULL_SLACK had 32 to 149
+ * and 6.12's DEFAULT 281 to 466.
  *
  * Also: PR_SET_TIMERSLACK stays ignored for an RT thread as in vanilla
  * (PR_GET_TIMERSLACK and /proc/self/timerslack_ns give 0, writes are
@@ -222,9 +224,9 @@ static bool round_ok(const struct round *r)
 	if (r->errors || n != RT_CALLS)
 		return false;
 	switch (r->policy) {
-	case ZS_DEFAULT:	/* as FULL_SLACK before Linux 7.1, as RETURN since */
+	case ZS_DEFAULT:	/* as FULL_SLACK before Linux 7.1, nearly RETURN since */
 		if (zs_kernel_returns_early())
-			return r->moved == 0 && r->nvcsw == 0;
+			return r->moved <= n / 100 && r->nvcsw <= n / 100;
 		return r->moved > 0 && r->nvcsw > 0;
 	case ZS_FULL_SLACK:
 		return r->moved > 0 && r->nvcsw > 0;
