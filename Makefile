@@ -50,7 +50,7 @@ CC       ?= cc
 all: kernel selftests lib demo-progs
 
 help:
-	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,16p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/deps.sh
