@@ -23,7 +23,6 @@ sfx=$(basename "$tree")
 sfx=${sfx#linux}
 b=$top/build
 wt=$b/linux${sfx}-hygiene
-[ -z "$sfx" ] && wt=$b/linux-hygiene
 h=$b/hygiene$sfx
 n=0
 bad=0
