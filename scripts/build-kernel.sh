@@ -10,7 +10,9 @@
 # source (the diff of TREE against "vanilla", outside tools/ and
 # Documentation/, plus uncommitted changes) and the fragments: when neither
 # changed, nothing is rebuilt and the script returns in well under a second.
+# Compilations go through ccache when it is installed (scripts/ccache.sh).
 set -euo pipefail
+. "$(dirname "$0")/ccache.sh"
 
 tree=$(realpath "$1")
 obj=$2

@@ -7,14 +7,16 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 dest=$(mktemp -d)
-trap 'rm -rf "$dest"' EXIT
+trap 'rm -rf "$dest" "$dest.build"' EXIT
 n=0
 bad=0
 t() {
 	n=$((n + 1))
 	if "$@" > /dev/null 2>&1; then echo "ok $n - ${desc}"; else echo "not ok $n - ${desc}"; bad=1; fi
 }
-desc="make install PREFIX=/usr DESTDIR=..." t make -s -C "$top" install PREFIX=/usr DESTDIR="$dest"
+# A build directory of its own: installing rebuilds the launcher for its
+# PREFIX, and the guest tests may be running the one in build/.
+desc="make install PREFIX=/usr DESTDIR=..." t make -s -C "$top" install BUILD="$dest.build" PREFIX=/usr DESTDIR="$dest"
 for f in usr/include/zerosleep.h usr/bin/zerosleep; do
 	desc="installed /$f" t test -f "$dest/$f"
 done

@@ -19,6 +19,9 @@ pkgs=(
 	mandoc groff man-db python3-docutils python3-ply python3-git
 	# benchmark plots, kernel static analysis
 	gnuplot-nox sparse
+	# compiler cache for the kernels, hygiene and strace (optional: builds
+	# work the same without it)
+	ccache
 	# strace with the new prctl decoders (strace/build.sh)
 	dpkg-dev debian-archive-keyring autoconf automake
 )

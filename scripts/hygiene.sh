@@ -11,25 +11,32 @@
 #
 #   scripts/hygiene.sh TREE SERIES_DIR
 #
-# The work happens in a separate worktree (build/linux-hygiene for the tree
-# build/linux, build/linux-7.3-hygiene for build/linux-7.3) and objdirs
-# (build/hygiene-*, build/hygiene-7.3-*), so the main tree and kernel are
-# not disturbed.
+# The work happens in build/hygiene/ for the tree build/linux (and in
+# build/hygiene-7.3/ for build/linux-7.3): a worktree of the tree, under
+# the tree's own name, and one objdir per configuration beside it, so the
+# main tree and kernel are not disturbed.  Seen from an objdir, the
+# worktree is where the main kernel's tree is seen from its objdir
+# (../linux): with ccache (scripts/ccache.sh), every compilation that is
+# the same as one of the main kernel's, or of another objdir's (the host
+# programs of scripts/ and objtool, most of all), is a cache hit.
 set -u
+. "$(dirname "$0")/ccache.sh"
 tree=$(realpath "$1")
 series=$(realpath "$2")
 top=$(cd "$(dirname "$0")/.." && pwd)
 sfx=$(basename "$tree")
 sfx=${sfx#linux}
 b=$top/build
-wt=$b/linux${sfx}-hygiene
-h=$b/hygiene$sfx
+hd=$b/hygiene$sfx
+wt=$hd/linux$sfx
+h=$hd/hygiene
 n=0
 bad=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; bad=1; }
 
 if [ ! -d "$wt/.git" ] && [ ! -f "$wt/.git" ]; then
+	mkdir -p "$hd"
 	git -C "$tree" worktree prune
 	git -C "$tree" worktree add -q --detach "$wt" vanilla || { echo "not ok 1 - worktree"; exit 1; }
 fi
@@ -70,7 +77,7 @@ compile() {
 
 warnings() { grep -E 'warning:|error:' "$1" | sed -E "s|$wt/||; s|:[0-9]+:[0-9]+:|:|" | sort; }
 
-main=$h-main
+main=$hd/main
 checkout vanilla
 configure "$main" "$top/qemu/kernel.config" || { echo "not ok - configure"; exit 1; }
 # Baseline: W=1 and sparse warnings of these files on vanilla.
@@ -106,8 +113,8 @@ fi
 # nanosleep() and clock_nanosleep() come from posix-stubs.c, which calls
 # hrtimer_nanosleep() too: compile it as well.
 for cfg in HIGH_RES_TIMERS SMP POSIX_TIMERS; do
-	obj=$h-no-$cfg
-	frag=$h-no-$cfg.config
+	obj=$hd/no-$cfg
+	frag=$hd/no-$cfg.config
 	extra=()
 	[ "$cfg" = POSIX_TIMERS ] && extra=(kernel/time/posix-stubs.o)
 	printf 'CONFIG_%s=n\n' "$cfg" > "$frag"

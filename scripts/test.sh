@@ -10,9 +10,18 @@
 # objects (qemu/debug.config); the console is scanned for their reports.
 # The host checks are left to make test.
 #
-# Each phase prints its duration.  Results are TAP files in build/test/,
+# Each phase prints its duration and, when ccache is installed, its cache
+# hit rate (scripts/ccache.sh).  Results are TAP files in build/test/,
 # those of one kernel in build/test/X.Y/; the summary counts their "ok"
 # and "not ok" lines.  Exit status 0 only when nothing failed.
+#
+# Two lanes share the machine's cores.  The main lane builds the kernels,
+# the test programs, then boots each kernel for its guest tests.  The
+# host lane starts once the trees are ready and runs the work that is
+# mostly serial: strace (which the guests wait for), series hygiene of
+# both kernels, then the host checks (which wait for the kernels and test
+# programs).  Its output is printed, whole, when it ends.  ZEROSLEEP_SERIAL=1
+# runs the host lane's phases in the main lane, one after the other.
 #
 # ZEROSLEEP_KERNELS (default "6.12 7.3") limits make test to some kernels,
 # for a quicker loop; CI always runs both.
@@ -42,11 +51,19 @@ ktree() { echo "build/linux$(sfx "$1")"; }
 kobj() { echo "build/kernel$(sfx "$1")${variant:+-$variant}"; }
 ksft() { echo "build/selftests$(sfx "$1")"; }
 rm -rf "$res"
-mkdir -p "$res"
+mkdir -p "$res/ccache"
 t_all=$(date +%s)
 fatal=0
+. scripts/ccache.sh
 
-phase_start() { t0=$(date +%s); echo "==== $1"; }
+# phase_start NAME ... phase_end NAME: a phase, its duration and its
+# ccache hit rate.  t0 and CCACHE_STATSLOG are per lane (subshell).
+phase_start() {
+	t0=$(date +%s)
+	echo "==== $1"
+	[ -n "${CCACHE_BASEDIR:-}" ] && export CCACHE_STATSLOG=$res/ccache/$1.log
+	return 0
+}
 
 # Results are reused when nothing they depend on changed.  A phase's key
 # covers every file of the repository (tracked or not, but not ignored),
@@ -89,10 +106,16 @@ reuse() {
 
 remember() {
 	# remember PHASE KEY SINCE: keep the TAP files that PHASE wrote after
-	# the file SINCE was made, if none of them has a failure.
-	local c=$cache/$1 files
+	# the file SINCE was made, if none of them has a failure.  The other
+	# lane writes TAP files at the same time: each phase keeps only its own.
+	local c=$cache/$1 files mine
+	case $1 in
+	guest-*) mine=(-path "./${1#guest-}/guest*") ;;
+	hygiene-*) mine=(-path "./${1#hygiene-}/hygiene.tap") ;;
+	*) mine=(! -path '*/guest*' ! -name hygiene.tap ! -name 'strace*.tap' ! -name build.tap) ;;
+	esac
 	rm -rf "$c"
-	mapfile -t files < <(cd "$res" && find . -name '*.tap' -newer "$3")
+	mapfile -t files < <(cd "$res" && find . -name '*.tap' -newer "$3" "${mine[@]}")
 	[ ${#files[@]} -gt 0 ] || return 0
 	(cd "$res" && grep -qs -E '^not ok( |$)' "${files[@]}") && return 0
 	mkdir -p "$c/tap"
@@ -101,14 +124,20 @@ remember() {
 
 cached() {
 	# cached PHASE KEY COMMAND...: reuse PHASE's results or run COMMAND.
-	local phase=$1 key=$2 since=$res/.since
+	local phase=$1 key=$2 since=$res/.since-$1
 	shift 2
 	touch "$since"
 	reuse "$phase" "$key" && return 0
 	"$@"
 	remember "$phase" "$key" "$since"
 }
-phase_end() { echo "==== $1: $(( $(date +%s) - t0 ))s"; echo "$1 $(( $(date +%s) - t0 ))" >> "$res/phases"; }
+phase_end() {
+	local d=$(( $(date +%s) - t0 )) c=
+	[ -s "$res/ccache/$1.log" ] && c=$(zs_ccache_stats "$res/ccache/$1.log")
+	unset CCACHE_STATSLOG
+	echo "==== $1: ${d}s${c:+, $c}"
+	printf '%-20s %5s  from %5s  %s\n' "$1" "$d" "$(( t0 - t_all ))" "$c" >> "$res/phases"
+}
 
 # A host check as one TAP line: "check FILE DESCRIPTION COMMAND...".
 check() {
@@ -152,49 +181,6 @@ build_step() {
 	echo "ok - build: $what" >> "$res/build.tap"
 }
 
-phase_start deps
-build_step "install Debian packages" scripts/deps.sh
-phase_end deps
-
-for k in "${kernels[@]}"; do
-	[ $fatal -eq 0 ] || break
-	phase_start tree-$k
-	if tarball=$(scripts/kernel-source.sh "$k"); then
-		build_step "extract Linux $k and apply series/$k" scripts/tree.sh "$(ktree "$k")" "series/$k" "$tarball"
-	else
-		echo "not ok - build: Debian's source of Linux $k" | tee -a "$res/build.tap"
-		fatal=1
-	fi
-	phase_end tree-$k
-	[ $fatal -eq 0 ] || break
-	phase_start kernel-$k
-	build_step "patched kernel $k${variant:+ ($variant)}" scripts/build-kernel.sh "$(ktree "$k")" "$(kobj "$k")" "${frags[@]}"
-	phase_end kernel-$k
-done
-
-if [ $fatal -eq 0 ]; then
-	phase_start userspace
-	for k in "${kernels[@]}"; do
-		build_step "selftests for $k" make -s selftests KERNEL="$k"
-	done
-	build_step "libzerosleep and the launcher" make -s lib
-	build_step "demo programs" make -s demo-progs
-	build_step "hardening tests" make -s hardening
-	build_step "benchmark program" make -s -C bench
-	build_step "man page examples" man/check.sh build-examples build/man/examples > "$res/man-build.tap"
-	phase_end userspace
-fi
-
-# strace with strace/series: built by strace/build.sh (reused while the
-# source package and the series are unchanged), then the tests that the
-# series adds to strace's own test suite.  The guest uses this binary.
-if [ $fatal -eq 0 ] && [ -z "$variant" ]; then
-	phase_start strace
-	check strace "build: Debian's strace with strace/series" strace/build.sh
-	tap strace-tests strace/build.sh check
-	phase_end strace
-fi
-
 host_checks() {
 	local k t o
 	for k in "${kernels[@]}"; do
@@ -227,7 +213,9 @@ host_checks() {
 	tap lib-host make -s -C libc-wrapper O="$top/build/libc-wrapper" check-host
 	tap lib-sanitize make -s -C libc-wrapper O="$top/build/libc-wrapper-san" check-sanitize
 	tap lib-valgrind make -s -C libc-wrapper O="$top/build/libc-wrapper" check-valgrind
-	tap lib-install make -s -C libc-wrapper O="$top/build/libc-wrapper" check-install
+	# Installing rebuilds the launcher for its PREFIX: not in the build
+	# directory that the guests run from at the same time.
+	tap lib-install make -s -C libc-wrapper O="$top/build/libc-wrapper-install" check-install
 }
 
 guest() {
@@ -247,22 +235,109 @@ guest() {
 	fi
 }
 
-if [ $fatal -eq 0 ] && [ -z "$variant" ]; then
+# strace with strace/series: built by strace/build.sh (reused while the
+# source package and the series are unchanged), then the tests that the
+# series adds to strace's own test suite.  The guest uses this binary.
+strace_phase() {
+	phase_start strace
+	check strace "build: Debian's strace with strace/series" strace/build.sh
+	tap strace-tests strace/build.sh check
+	phase_end strace
+}
+
+hygiene_phase() {
+	local k=$1
+	phase_start hygiene-$k
+	mkdir -p "$res/$k"
+	cached hygiene-$k "$(phase_key "hygiene $k" "$(ktree "$k")/.git/zerosleep-series.stamp")" \
+		tap "$k/hygiene" scripts/hygiene.sh "$(ktree "$k")" "series/$k"
+	phase_end hygiene-$k
+}
+
+host_checks_phase() {
+	local k key_inputs=()
 	phase_start host-checks
-	key_inputs=()
 	for k in "${kernels[@]}"; do
 		key_inputs+=("$(ktree "$k")/.git/zerosleep-series.stamp" "$(kobj "$k")/usr/include/linux/prctl.h")
 	done
 	cached host-checks "$(phase_key "host-checks ${kernels[*]}" "${key_inputs[@]}")" host_checks
 	phase_end host-checks
+}
 
+host_lane() {
+	local k
+	strace_phase
+	touch "$res/.strace-done"
 	for k in "${kernels[@]}"; do
-		phase_start hygiene-$k
-		mkdir -p "$res/$k"
-		cached hygiene-$k "$(phase_key "hygiene $k" "$(ktree "$k")/.git/zerosleep-series.stamp")" \
-			tap "$k/hygiene" scripts/hygiene.sh "$(ktree "$k")" "series/$k"
-		phase_end hygiene-$k
+		hygiene_phase "$k"
 	done
+	while [ ! -f "$res/.userspace-done" ]; do sleep 2; done
+	[ "$(cat "$res/.userspace-done")" = 0 ] && host_checks_phase
+}
+
+start_host_lane() {
+	echo "==== host lane: strace, hygiene and host checks, beside the kernels and guests"
+	echo "==== (its output follows the guests; $res/host-lane.log meanwhile)"
+	host_lane > "$res/host-lane.log" 2>&1 &
+	host_lane_pid=$!
+}
+
+phase_start deps
+build_step "install Debian packages" scripts/deps.sh
+phase_end deps
+
+tree() {
+	# tree KERNEL: Debian's source of KERNEL with its series applied.
+	local k=$1 tarball
+	if tarball=$(scripts/kernel-source.sh "$k"); then
+		build_step "extract Linux $k and apply series/$k" scripts/tree.sh "$(ktree "$k")" "series/$k" "$tarball"
+	else
+		echo "not ok - build: Debian's source of Linux $k" | tee -a "$res/build.tap"
+		return 1
+	fi
+}
+
+# The trees, both at once: extraction is one core's work each.
+if [ $fatal -eq 0 ]; then
+	phase_start trees
+	pids=()
+	for k in "${kernels[@]}"; do
+		tree "$k" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || fatal=1; done
+	phase_end trees
+fi
+
+[ $fatal -eq 0 ] && [ -z "$variant" ] && [ "${ZEROSLEEP_SERIAL:-}" != 1 ] && start_host_lane
+
+for k in "${kernels[@]}"; do
+	[ $fatal -eq 0 ] || break
+	phase_start kernel-$k${variant:+-$variant}
+	build_step "patched kernel $k${variant:+ ($variant)}" scripts/build-kernel.sh "$(ktree "$k")" "$(kobj "$k")" "${frags[@]}"
+	phase_end kernel-$k${variant:+-$variant}
+done
+
+if [ $fatal -eq 0 ]; then
+	phase_start userspace
+	for k in "${kernels[@]}"; do
+		build_step "selftests for $k" make -s selftests KERNEL="$k"
+	done
+	build_step "libzerosleep and the launcher" make -s lib
+	build_step "demo programs" make -s demo-progs
+	build_step "hardening tests" make -s hardening
+	build_step "benchmark program" make -s -C bench
+	build_step "man page examples" man/check.sh build-examples build/man/examples > "$res/man-build.tap"
+	phase_end userspace
+fi
+# The host checks wait for this.
+echo "$fatal" > "$res/.userspace-done"
+
+if [ -n "${host_lane_pid:-}" ]; then
+	# The guests use the strace that the host lane builds first.
+	while [ ! -f "$res/.strace-done" ] && kill -0 "$host_lane_pid" 2> /dev/null; do sleep 2; done
+elif [ $fatal -eq 0 ] && [ -z "$variant" ]; then
+	host_lane
 fi
 
 for k in "${kernels[@]}"; do
@@ -273,7 +348,13 @@ for k in "${kernels[@]}"; do
 	phase_end guest-$k${variant:+-$variant}
 done
 
-echo "==== phase times (s)"
+if [ -n "${host_lane_pid:-}" ]; then
+	wait "$host_lane_pid"
+	echo "==== host lane output"
+	cat "$res/host-lane.log"
+fi
+
+echo "==== phase times (s): duration, start after the beginning, ccache"
 sed 's/^/  /' "$res/phases"
 echo "  total $(( $(date +%s) - t_all ))"
 dirs=("$res")

@@ -18,6 +18,7 @@
 set -eu -o pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/ccache.sh"	# compilations through ccache, when installed
 ver=${STRACE_DEB_VERSION:-6.1-0.1}	# bookworm's strace
 mirror=http://deb.debian.org/debian
 suite=bookworm
