@@ -30,6 +30,18 @@ if [ ! -x "$ksft/zerosleep_test" ]; then
 fi
 echo "# guest: Linux $(uname -r), selftests from $ksft"
 
+# Every timing test assumes a guest with high-resolution timers on a TSC
+# clocksource (qemu/run.sh): say so at once when it is not.
+cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2> /dev/null)
+res=$(awk '/resolution:/ { print $2; exit }' /proc/timer_list 2> /dev/null)
+if [ "$cs" = tsc ] && [ "$res" = 1 ]; then
+	echo "ok - guest clock: clocksource tsc, high-resolution timers"
+else
+	echo "not ok - guest clock: clocksource ${cs:-?}, timer resolution ${res:-?} ns: the timing tests below cannot hold"
+	dmesg | grep -E 'clocksource|tsc:' | sed 's/^/# /'
+fi > "$out/guest_clock.tap"
+cat "$out/guest_clock.tap"
+
 group() {
 	local name=$1 limit=$2
 	shift 2

@@ -61,17 +61,21 @@ top=$(cd "$here/.." && pwd)
 echo "$top" > "$out/top"
 
 # Under TCG the guest's TSC is the host's.  The machine has no HPET and
-# no ACPI PM timer to calibrate it against, and its calibration against
-# the PIT fails on a loaded host ("Fast TSC calibration failed"), which
-# would leave the guest on jiffies, without high-resolution timers: give
-# the guest the host's TSC frequency instead (tsc_early_khz).
+# no ACPI PM timer: on a loaded host the TSC's calibration against the
+# PIT fails ("Fast TSC calibration failed"), and the clocksource watchdog,
+# which then has only jiffies to compare with, finds lost ticks and marks
+# the TSC unstable ("skewed 200149603 ns over watchdog 'refined-jiffies'").
+# Either leaves the guest on jiffies, without high-resolution timers.  So
+# the guest is given the host's TSC frequency (tsc_early_khz) and told
+# that its TSC is reliable, as a virtual machine's is (tsc=reliable).
 tsc=
 case ${ZEROSLEEP_ACCEL:-tcg} in
 kvm) accel=(-accel kvm -cpu host) ;;
 tcg)
 	accel=(-accel tcg,thread=multi -cpu max)
 	khz=$(awk -F: '/^cpu MHz/ { printf "%d", $2 * 1000; exit }' /proc/cpuinfo 2> /dev/null)
-	[ -n "$khz" ] && [ "$khz" -gt 0 ] && tsc="tsc_early_khz=$khz"
+	tsc=tsc=reliable
+	[ -n "$khz" ] && [ "$khz" -gt 0 ] && tsc+=" tsc_early_khz=$khz"
 	;;
 *) echo "$0: ZEROSLEEP_ACCEL must be tcg or kvm" >&2; exit 125 ;;
 esac

@@ -55,16 +55,18 @@ done
 # checkout COMMIT: move the worktree, keeping the mtimes of unchanged files.
 checkout() { git -C "$wt" checkout -q --detach "$1"; }
 
-# configure OBJDIR FRAGMENT...: tinyconfig + fragments, once.
+# configure OBJDIR FRAGMENT...: tinyconfig + fragments, again only when
+# the fragments changed.
 configure() {
-	local obj=$1
+	local obj=$1 key
 	shift
 	mkdir -p "$obj"
-	if [ ! -f "$obj/.hygiene-configured" ]; then
+	key=$(cat "$@" | sha256sum | cut -d' ' -f1)
+	if [ "$(cat "$obj/.hygiene-configured" 2>/dev/null)" != "$key" ]; then
 		make -s -C "$wt" O="$obj" tinyconfig > /dev/null &&
 		"$wt/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$@" > /dev/null &&
 		make -s -C "$wt" O="$obj" olddefconfig &&
-		touch "$obj/.hygiene-configured"
+		echo "$key" > "$obj/.hygiene-configured"
 	fi
 }
 
@@ -97,6 +99,27 @@ for c in "${commits[@]}"; do
 	fi
 done
 
+# Other configurations of the final series, built beside the W=1 and
+# sparse runs below (the worktree stays at the final commit meanwhile):
+# much of a kbuild run is serial.  Without POSIX timers, nanosleep() and
+# clock_nanosleep() come from posix-stubs.c, which calls
+# hrtimer_nanosleep() too: compile it as well.
+cfgs=(HIGH_RES_TIMERS SMP POSIX_TIMERS)
+pids=()
+for cfg in "${cfgs[@]}"; do
+	(
+		obj=$hd/no-$cfg
+		frag=$hd/no-$cfg.config
+		extra=()
+		[ "$cfg" = POSIX_TIMERS ] && extra=(kernel/time/posix-stubs.o)
+		printf 'CONFIG_%s=n\n' "$cfg" > "$frag"
+		configure "$obj" "$top/qemu/kernel.config" "$frag" > "$h-no-$cfg.log" 2>&1 &&
+			! grep -q "^CONFIG_$cfg=y" "$obj/.config" &&
+			compile "$obj" "$h-no-$cfg.log" W=1 "${extra[@]}"
+	) &
+	pids+=($!)
+done
+
 # The final series: W=1 and sparse add nothing.
 compile "$main" "$h-w1-final.log" W=1 || true
 new=$(comm -13 <(warnings "$h-w1-vanilla.log") <(warnings "$h-w1-final.log"))
@@ -109,18 +132,12 @@ else
 	if [ -z "$new" ]; then ok "sparse (C=2): no new warnings in ${objs[*]}"; else notok "sparse: new warnings"; echo "$new" | sed 's/^/#   /'; fi
 fi
 
-# Other configurations of the final series.  Without POSIX timers,
-# nanosleep() and clock_nanosleep() come from posix-stubs.c, which calls
-# hrtimer_nanosleep() too: compile it as well.
-for cfg in HIGH_RES_TIMERS SMP POSIX_TIMERS; do
-	obj=$hd/no-$cfg
-	frag=$hd/no-$cfg.config
-	extra=()
-	[ "$cfg" = POSIX_TIMERS ] && extra=(kernel/time/posix-stubs.o)
-	printf 'CONFIG_%s=n\n' "$cfg" > "$frag"
-	if configure "$obj" "$top/qemu/kernel.config" "$frag" && ! grep -q "^CONFIG_$cfg=y" "$obj/.config" &&
-	   compile "$obj" "$h-no-$cfg.log" W=1 "${extra[@]}"; then
-		ok "CONFIG_$cfg=n: ${objs[*]} ${extra[*]} compile"
+for i in "${!cfgs[@]}"; do
+	cfg=${cfgs[$i]}
+	extra=
+	[ "$cfg" = POSIX_TIMERS ] && extra=kernel/time/posix-stubs.o
+	if wait "${pids[$i]}"; then
+		ok "CONFIG_$cfg=n: ${objs[*]}${extra:+ $extra} compile"
 	else
 		notok "CONFIG_$cfg=n: compile"
 		sed 's/^/#   /' "$h-no-$cfg.log" 2>/dev/null | head -n 30

@@ -24,7 +24,9 @@
 # runs the host lane's phases in the main lane, one after the other.
 #
 # ZEROSLEEP_KERNELS (default "6.12 7.3") limits make test to some kernels,
-# for a quicker loop; CI always runs both.
+# for a quicker loop; CI always runs both.  ZEROSLEEP_DEBUG_KERNEL=X.Y
+# (set by .ci/run) has the host lane build the debug kernel of X.Y for the
+# make test-debug that follows, beside the guests.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -273,6 +275,14 @@ host_lane() {
 	done
 	while [ ! -f "$res/.userspace-done" ]; do sleep 2; done
 	[ "$(cat "$res/.userspace-done")" = 0 ] && host_checks_phase
+	# For a "make test-debug" that follows (.ci/run): its kernel, built
+	# while the guests run, so that it finds it up to date.
+	for k in ${ZEROSLEEP_DEBUG_KERNEL:-}; do
+		phase_start kernel-$k-debug
+		build_step "debug kernel $k, for make test-debug" scripts/build-kernel.sh \
+			"$(ktree "$k")" "build/kernel$(sfx "$k")-debug" qemu/kernel.config qemu/debug.config
+		phase_end kernel-$k-debug
+	done
 }
 
 start_host_lane() {
