@@ -227,9 +227,16 @@ guest() {
 	# judge userspace (the benchmark's sanity, the man page examples,
 	# strace's decoding) are left to make test.
 	[ "$variant" = debug ] && groups="selftests upstream-timers upstream-prctl lib hardening"
-	mkdir -p "$o/guest"
-	qemu/run.sh -k "$(kobj "$k")/arch/x86/boot/bzImage" -t 2400 -o "$o/guest" -- qemu/guest-tests.sh $groups
-	rc=$?
+	# A boot whose clock is unusable runs nothing (qemu/guest-tests.sh):
+	# boot again, up to three times; the last one's result counts.
+	for try in 1 2 3; do
+		rm -rf "$o/guest"
+		mkdir -p "$o/guest"
+		qemu/run.sh -k "$(kobj "$k")/arch/x86/boot/bzImage" -t 2400 -o "$o/guest" -- qemu/guest-tests.sh $groups
+		rc=$?
+		[ $rc -eq 3 ] && grep -qs '^not ok' "$o/guest/guest_clock.tap" && [ $try -lt 3 ] || break
+		echo "# guest $k: boot $try had no usable clock; booting again"
+	done
 	if [ $rc -ne 0 ] || ! ls "$o"/guest/zerosleep_test.tap > /dev/null 2>&1; then
 		echo "not ok - guest $k: the test kernel booted, ran the tests and shut down cleanly (exit status $rc)" | tee -a "$o/guest.tap"
 	else
