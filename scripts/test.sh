@@ -32,13 +32,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 variant=
 frags=(qemu/kernel.config)
+debug_frags=(qemu/kernel.config qemu/debug.config)
 res=$top/build/test
 kernels=(${ZEROSLEEP_KERNELS:-6.12 7.3})
 [ "${CI:-}" = true ] && kernels=(6.12 7.3)
 if [ "${1:-}" = "--debug" ]; then
 	variant=debug
 	kernels=("${2:-6.12}")
-	frags+=(qemu/debug.config)
+	frags=("${debug_frags[@]}")
 	res=$top/build/test-debug
 	# KASAN and lockdep under TCG run tens of times slower than the plain
 	# kernel, and RCU's stall limit (21 s by default) is wall time: give
@@ -229,6 +230,7 @@ guest() {
 	[ "$variant" = debug ] && groups="selftests upstream-timers upstream-prctl lib hardening"
 	# A boot whose clock is unusable runs nothing (qemu/guest-tests.sh):
 	# boot again, up to three times; the last one's result counts.
+	local try
 	for try in 1 2 3; do
 		rm -rf "$o/guest"
 		mkdir -p "$o/guest"
@@ -287,7 +289,7 @@ host_lane() {
 	for k in ${ZEROSLEEP_DEBUG_KERNEL:-}; do
 		phase_start kernel-$k-debug
 		build_step "debug kernel $k, for make test-debug" scripts/build-kernel.sh \
-			"$(ktree "$k")" "build/kernel$(sfx "$k")-debug" qemu/kernel.config qemu/debug.config
+			"$(ktree "$k")" "$(variant=debug kobj "$k")" "${debug_frags[@]}"
 		phase_end kernel-$k-debug
 	done
 }
