@@ -16,10 +16,13 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <linux/prctl.h>
 
 #include "../kselftest_harness.h"
+
+#ifndef CLOCK_TAI
+# define CLOCK_TAI			11
+#endif
 
 #ifndef PR_SET_TIMERSLACK_ZERO_POLICY
 # define PR_SET_TIMERSLACK_ZERO_POLICY	0x545a5053
@@ -175,19 +178,85 @@ static inline int drop_to_nobody(void)
 }
 
 /*
- * Since Linux 7.1 a sleeper whose expiry has passed skips schedule() when
- * its timer would be the first to expire on the CPU.  Before, a zero-length
- * sleep always waits for the timer slack.
+ * Since Linux 7.2, commits bd5956166d20 ("hrtimer: Provide
+ * hrtimer_start_range_ns_user()") and b40c927345a9 ("hrtimer: Use
+ * hrtimer_start_expires_user() for hrtimer sleepers"), a sleeper whose
+ * requested expiry has passed returns without schedule() when its timer
+ * would be the first to expire on the CPU.  Without them (6.12), a
+ * zero-length sleep always waits for the timer slack.  A distribution
+ * kernel may carry them before 7.2, so the tests ask the kernel, not its
+ * version: under DEFAULT with a 10 ms slack, a relative {0, 0} sleep on
+ * CLOCK_TAI, whose clock base is nearly always empty, sleeps (one voluntary
+ * context switch) in every call without the early return, and in (nearly)
+ * none with it.  Anything in between is not guessed at.
+ *
+ * Call it from a SCHED_OTHER thread (the slack of a real-time one is 0);
+ * it leaves the thread's slack and policy as they were.
  */
-static inline bool kernel_skips_expired_sleep(void)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
+enum early_return {
+	EARLY_RETURN_UNKNOWN = -1,	/* the probe could not tell */
+	NO_EARLY_RETURN = 0,		/* DEFAULT sleeps like FULL_SLACK */
+	EARLY_RETURN = 1,		/* the kernel returns from expired sleeps */
+};
 
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) < 1)
-		return false;
-	return major > 7 || (major == 7 && minor >= 1);
+#define PROBE_CALLS		16
+#define PROBE_SLACK_NS		(10 * NSEC_PER_MSEC)
+
+static inline int probe_early_return(void)
+{
+	static const char * const verdicts[] = {
+		"inconclusive", "no early return, they wait for the slack",
+		"early return",
+	};
+	struct timespec zero = { 0, 0 };
+	int slack, policy, i, slept = 0, failed = 0, early;
+	long nvcsw0;
+
+	slack = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
+	policy = get_policy();
+	if (slack < 0 ||
+	    prctl(PR_SET_TIMERSLACK, (unsigned long)PROBE_SLACK_NS, 0UL, 0UL, 0UL) ||
+	    prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL) != PROBE_SLACK_NS ||
+	    (policy >= 0 && set_policy(DEFAULT)))
+		failed = 1;
+	if (!failed)
+		sys_clock_nanosleep(CLOCK_TAI, 0, &zero, NULL);	/* warm-up */
+	for (i = 0; i < PROBE_CALLS && !failed; i++) {
+		nvcsw0 = thread_nvcsw();
+		failed += !!sys_clock_nanosleep(CLOCK_TAI, 0, &zero, NULL);
+		slept += thread_nvcsw() > nvcsw0;
+	}
+	if (slack >= 0)
+		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0UL, 0UL, 0UL);
+	if (policy >= 0)
+		set_policy(policy);
+
+	if (failed)
+		early = EARLY_RETURN_UNKNOWN;
+	else if (4 * slept <= PROBE_CALLS)
+		early = EARLY_RETURN;
+	else if (4 * slept >= 3 * PROBE_CALLS)
+		early = NO_EARLY_RETURN;
+	else
+		early = EARLY_RETURN_UNKNOWN;
+	ksft_print_msg("kernel: zero-length sleeps: %s (probe: %d of %d calls slept%s)\n",
+		       verdicts[early + 1], slept, i, failed ? ", the probe failed" : "");
+	return early;
 }
+
+/*
+ * In a test: sets @returns to whether the kernel returns early from expired
+ * sleeps, or fails the test if the probe cannot tell.
+ */
+#define PROBE_EARLY_RETURN(returns)					\
+	do {								\
+		int __early = probe_early_return();			\
+									\
+		ASSERT_NE(EARLY_RETURN_UNKNOWN, __early)		\
+			TH_LOG("the probe cannot tell whether the kernel "	\
+			       "returns early from expired sleeps");	\
+		(returns) = __early == EARLY_RETURN;			\
+	} while (0)
 
 /* The file of a process (tid 0) or of one of its threads. */
 #define PROC_PATH_LEN		80
