@@ -23,7 +23,6 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <linux/prctl.h>
 
 #ifndef PR_SET_TIMERSLACK_ZERO_POLICY
@@ -76,30 +75,6 @@ static inline const char *zs_policy_name(int policy)
 		return "FULL_SLACK";
 	}
 	return "?";
-}
-
-/*
- * Whether the running kernel has the early return of Linux 7.1: a sleeper
- * whose expiry has already passed may return without sleeping when its
- * timer would be the first to expire on the CPU.  Without it (6.12), a
- * zero-length sleep under DEFAULT sleeps for the slack, exactly as under
- * FULL_SLACK; with it, whether it sleeps depends on the other timers on the
- * CPU, so the tests assert nothing about it.
- */
-static inline bool zs_kernel_returns_early(void)
-{
-	struct utsname u;
-	int major, minor;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return false;
-	return major > 7 || (major == 7 && minor >= 1);
-}
-
-/* Whether a zero-length sleep under @policy must sleep on this kernel. */
-static inline bool zs_zero_sleep_sleeps(int policy)
-{
-	return policy == ZS_FULL_SLACK || (policy == ZS_DEFAULT && !zs_kernel_returns_early());
 }
 
 /* The hrtimer clocks that the policy applies to. */
@@ -203,6 +178,105 @@ static inline long zs_nvcsw(void)
 
 	zs_switches(&v, NULL);
 	return v;
+}
+
+/*
+ * Whether the running kernel has the early return of Linux 7.2, commits
+ * bd5956166d20 ("hrtimer: Provide hrtimer_start_range_ns_user()") and
+ * b40c927345a9 ("hrtimer: Use hrtimer_start_expires_user() for hrtimer
+ * sleepers"): a sleeper whose requested expiry has already passed returns
+ * without sleeping when its timer would be the first to expire on the CPU.
+ * Without it (6.12), a zero-length sleep under DEFAULT sleeps for the
+ * slack, exactly as under FULL_SLACK; with it, whether it sleeps depends on
+ * its clock base and the other timers on the CPU.
+ *
+ * A distribution kernel may carry those commits before 7.2, so this asks
+ * the kernel, not its version: under DEFAULT with a 10 ms slack, a relative
+ * {0, 0} sleep on CLOCK_TAI, whose clock base is nearly always empty,
+ * sleeps (one voluntary switch) in every call without the early return,
+ * and in (nearly) none with it.  Anything in between is reported as
+ * ZS_EARLY_UNKNOWN, for the test to fail rather than guess.
+ *
+ * The first call probes and prints the result as a TAP diagnostic; later
+ * ones in the same process (or its children) give the same answer.  Probe
+ * from a SCHED_OTHER thread (a real-time one has no slack); the thread's
+ * slack and policy are left as they were.
+ */
+enum zs_early_return {
+	ZS_EARLY_UNKNOWN = -1,	/* the probe could not tell */
+	ZS_EARLY_NONE = 0,	/* DEFAULT sleeps like FULL_SLACK */
+	ZS_EARLY_RETURN = 1,	/* the kernel returns from expired sleeps */
+};
+
+#define ZS_PROBE_CALLS		16
+#define ZS_PROBE_SLACK_NS	(10 * NSEC_PER_MSEC)
+
+static inline int zs_probe_early_return(void)
+{
+	static const char * const verdicts[] = {
+		"inconclusive", "no early return, they wait for the slack",
+		"early return",
+	};
+	static int early = -2;	/* not probed yet */
+	struct timespec zero = { 0, 0 };
+	int i, slept = 0, failed = 0;
+	long slack, policy, nv0;
+
+	if (early != -2)
+		return early;
+	slack = zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	policy = zs_prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0, 0, 0, 0);
+	if (slack < 0 || zs_set_slack(ZS_PROBE_SLACK_NS) ||
+	    zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) != ZS_PROBE_SLACK_NS ||
+	    (policy >= 0 && zs_set_policy(ZS_DEFAULT)))
+		failed = 1;
+	if (!failed)
+		clock_nanosleep(CLOCK_TAI, 0, &zero, NULL);	/* warm-up */
+	for (i = 0; i < ZS_PROBE_CALLS && !failed; i++) {
+		nv0 = zs_nvcsw();
+		failed += !!clock_nanosleep(CLOCK_TAI, 0, &zero, NULL);
+		slept += zs_nvcsw() > nv0;
+	}
+	if (slack >= 0)
+		zs_set_slack((unsigned long)slack);
+	if (policy >= 0)
+		zs_set_policy((int)policy);
+
+	if (failed)
+		early = ZS_EARLY_UNKNOWN;
+	else if (4 * slept <= ZS_PROBE_CALLS)
+		early = ZS_EARLY_RETURN;
+	else if (4 * slept >= 3 * ZS_PROBE_CALLS)
+		early = ZS_EARLY_NONE;
+	else
+		early = ZS_EARLY_UNKNOWN;
+	printf("# kernel: zero-length sleeps: %s (probe: %d of %d calls slept%s)\n",
+	       verdicts[early + 1], slept, i, failed ? ", the probe failed" : "");
+	fflush(stdout);
+	return early;
+}
+
+/*
+ * In a kselftest harness test that depends on the answer: probe, and fail
+ * the test if the probe cannot tell.
+ */
+#define ZS_ASSERT_PROBED()						\
+	do {								\
+		ASSERT_NE(ZS_EARLY_UNKNOWN, zs_probe_early_return())	\
+			TH_LOG("the probe cannot tell whether the kernel " \
+			       "returns early from expired sleeps");	\
+	} while (0)
+
+/* Whether the kernel returns early; ZS_ASSERT_PROBED() must have passed. */
+static inline bool zs_kernel_returns_early(void)
+{
+	return zs_probe_early_return() == ZS_EARLY_RETURN;
+}
+
+/* Whether a zero-length sleep under @policy must sleep on this kernel. */
+static inline bool zs_zero_sleep_sleeps(int policy)
+{
+	return policy == ZS_FULL_SLACK || (policy == ZS_DEFAULT && !zs_kernel_returns_early());
 }
 
 /* splitmix64: small, fast, and good enough to drive a fuzzer. */

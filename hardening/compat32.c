@@ -12,8 +12,10 @@
  * 32-bit arguments.  The results must be those of 64-bit: a zero-length
  * sleep under RETURN or SCHEDULE returns 0 without a voluntary switch and
  * never fails with EINTR, one under FULL_SLACK sleeps (and under DEFAULT
- * too, before Linux 7.1), a 1 ns sleep sleeps, EINVAL and EFAULT are
- * unchanged, and *rmtp is not written unless a sleep was interrupted.
+ * too, on a kernel without the early return of Linux 7.2, which
+ * zs_probe_early_return() finds out), a 1 ns sleep sleeps, EINVAL and
+ * EFAULT are unchanged, and *rmtp is not written unless a sleep was
+ * interrupted.
  *
  * Particular to the compat path: clock_nanosleep_time64 ignores the upper
  * 32 bits of tv_nsec, so {0, 0xffffffff00000000} is a zero-length request
@@ -260,8 +262,8 @@ TEST_F(compat, zero_length_returns_without_sleeping)
 
 /*
  * The control: under FULL_SLACK the same calls sleep for the slack.  So do
- * they under DEFAULT on a kernel without the early return of Linux 7.1; on
- * a later kernel DEFAULT may return at once, and only its errors and
+ * they under DEFAULT on a kernel without the early return of Linux 7.2; on
+ * a kernel with it DEFAULT may return at once, and only its errors and
  * *rmtp are checked.
  */
 TEST_F(compat, full_slack_sleeps)
@@ -272,6 +274,7 @@ TEST_F(compat, full_slack_sleeps)
 	int i, errors;
 	union req rem;
 
+	ZS_ASSERT_PROBED();
 	ASSERT_EQ(0, zs_set_slack(LARGE_SLACK_NS));
 	for (p = 0; p < ZS_ARRAY_SIZE(policies); p++) {
 		ASSERT_EQ(0, zs_set_policy(policies[p]));
@@ -309,10 +312,11 @@ TEST_F(compat, full_slack_sleeps)
 /*
  * A request of 1 ns is not zero-length: it sleeps under every policy.  The
  * large slack keeps the timer from firing before the thread sleeps, which
- * on a slow emulator the default 50 us may not.  Since Linux 7.1 a 1 ns
- * sleep has expired by the time its timer is armed and returns at once
- * when its clock base is otherwise empty (CLOCK_BOOTTIME, CLOCK_TAI); it
- * must then do under every policy what it does under DEFAULT.
+ * on a slow emulator the default 50 us may not.  With the early return of
+ * Linux 7.2 a 1 ns sleep has expired by the time its timer is armed and
+ * returns at once when its clock base is otherwise empty (CLOCK_BOOTTIME,
+ * CLOCK_TAI); it must then do under every policy what it does under
+ * DEFAULT.
  */
 TEST_F(compat, one_ns_sleeps_under_every_policy)
 {
@@ -323,6 +327,7 @@ TEST_F(compat, one_ns_sleeps_under_every_policy)
 	union req rem;
 	long slept[ZS_NR_POLICIES][ARRAY_SIZE(zs_hrtimer_clocks)] = { { 0 } };
 
+	ZS_ASSERT_PROBED();
 	ASSERT_EQ(0, zs_set_slack(LARGE_SLACK_NS));
 	for (p = 0; p < ZS_NR_POLICIES; p++) {
 		ASSERT_EQ(0, zs_set_policy((int)p));
@@ -450,8 +455,9 @@ static void on_alarm(int sig)
  * With SIGALRM every 0.5 ms: under FULL_SLACK with a 10 ms slack, zero
  * sleeps are interrupted and report their remainder in the entry point's
  * layout; under RETURN and SCHEDULE they never fail with EINTR.  DEFAULT,
- * also with a 10 ms slack, behaves as FULL_SLACK before Linux 7.1; later,
- * an interrupted sleep must still report its remainder.
+ * also with a 10 ms slack, behaves as FULL_SLACK on a kernel without the
+ * early return of Linux 7.2; with it, an interrupted sleep must still
+ * report its remainder.
  */
 TEST_F_TIMEOUT(compat, eintr_and_remainder, 120)
 {
@@ -463,6 +469,7 @@ TEST_F_TIMEOUT(compat, eintr_and_remainder, 120)
 	union req rem;
 	int err;
 
+	ZS_ASSERT_PROBED();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;	/* no SA_RESTART */
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));

@@ -14,25 +14,31 @@
  * moved, and count A's context switches:
  *
  *   policy      peer B runs          SCHED_OTHER C runs   A's switches
- *   FULL_SLACK  in some sleeps       in some sleeps       voluntary, some
- *   DEFAULT     as FULL_SLACK before Linux 7.1; since, in at most 1 % of the sleeps
+ *   DEFAULT     in some sleeps without the early return of Linux 7.2
+ *               (voluntary switches, some); with it, in at most 1 % of them
+ *   FULL_SLACK  never                never                none
  *   RETURN      never                never                none
  *   SCHEDULE    (nearly) every sleep never: a yield      no voluntary ones;
  *                                    stays in the class   involuntary with B
  *
- * FULL_SLACK with the zero slack of an RT thread still takes the sleep
- * path: a timer is armed for a time that has passed and the thread goes to
- * sleep, which is how B and C get the CPU.  The timer's interrupt often
- * comes before the thread has switched out (then it does not sleep), so
- * FULL_SLACK is told from RETURN by any sleep at all in RT_CALLS calls,
- * where RETURN has none.  DEFAULT is the vanilla kernel's behaviour: before
- * Linux 7.1 the same sleep path as FULL_SLACK; from 7.1 on, an expired
- * sleeper returns at once when its timer is the first of its clock base and
- * due before anything else on the CPU.  An RT thread has no slack, so its
- * zero-length timer, due "now", is nearly always that: DEFAULT then almost
- * never sleeps nor lets the peer run (the yield that 7.1 took away).  A
- * round showed 0 or 1 such sleeps in 500, where FULL_SLACK had 32 to 149
- * and 6.12's DEFAULT 281 to 466.
+ * FULL_SLACK sleeps until the end of the slack, and an RT thread's slack
+ * is 0: the end of the slack has passed when the call is made, so there is
+ * nothing to sleep for and no timer is armed (SPEC 3.3).  It behaves as
+ * RETURN does.  DEFAULT is the vanilla kernel's behaviour: without the
+ * early return, the sleep path: a timer is armed for a time that has
+ * passed and the thread goes to sleep, which is how B and C get the CPU.
+ * The timer's interrupt often comes before the thread has switched out
+ * (then it does not sleep), so that is told from RETURN by any sleep at
+ * all in RT_CALLS calls, where RETURN has none.  From Linux 7.2 on (commits
+ * bd5956166d20 "hrtimer: Provide hrtimer_start_range_ns_user()" and
+ * b40c927345a9 "hrtimer: Use hrtimer_start_expires_user() for hrtimer
+ * sleepers"), an expired sleeper returns at once when its timer is the
+ * first of its clock base and due before anything else on the CPU.  Which
+ * of the two the kernel does is probed (zs_probe_early_return()), not read
+ * from its version.  An RT thread has no slack, so its zero-length timer,
+ * due "now", is nearly always that: DEFAULT then almost never sleeps nor
+ * lets the peer run (the yield that 7.2 took away).  A round showed 0 or 1
+ * such sleeps in 500, where 6.12's DEFAULT had 281 to 466.
  *
  * Also: PR_SET_TIMERSLACK stays ignored for an RT thread as in vanilla
  * (PR_GET_TIMERSLACK and /proc/self/timerslack_ns give 0, writes are
@@ -224,12 +230,11 @@ static bool round_ok(const struct round *r)
 	if (r->errors || n != RT_CALLS)
 		return false;
 	switch (r->policy) {
-	case ZS_DEFAULT:	/* as FULL_SLACK before Linux 7.1, nearly RETURN since */
+	case ZS_DEFAULT:	/* the sleep path, or nearly RETURN with the early return */
 		if (zs_kernel_returns_early())
 			return r->moved <= n / 100 && r->nvcsw <= n / 100;
 		return r->moved > 0 && r->nvcsw > 0;
-	case ZS_FULL_SLACK:
-		return r->moved > 0 && r->nvcsw > 0;
+	case ZS_FULL_SLACK:	/* a slack of 0 has run out: as RETURN */
 	case ZS_RETURN:
 		return r->moved == 0 && r->nvcsw == 0;
 	case ZS_SCHEDULE:
@@ -275,6 +280,8 @@ static void run_variant(struct __test_metadata *_metadata, int sched, int policy
 	int attempt, ret;
 	bool ok = false;
 
+	if (policy == ZS_DEFAULT)
+		ZS_ASSERT_PROBED();	/* on this SCHED_OTHER thread */
 	for (attempt = 1; attempt <= ROUNDS && !ok; attempt++) {
 		memset(&r, 0, sizeof(r));
 		r.sched = sched;

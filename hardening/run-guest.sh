@@ -61,10 +61,13 @@ run() {
 }
 
 echo "# hardening: $(uname -r), $(nproc) CPUs"
-# RT first, while the machine is quiet; the stress last.
+# RT and the interrupt counts first, while the machine is quiet; the
+# stress last.  clockstep steps CLOCK_REALTIME and puts it back.
 run rt
+run interrupts
 run compat32
 run timens
+run clockstep
 run fuzz "${fuzz_args[@]}"
 run stress --seconds "$stress_seconds"
 

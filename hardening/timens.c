@@ -29,8 +29,9 @@
  * switch in most calls) and return at or after the deadline.  As a
  * control, a deadline of ns_now under FULL_SLACK with a 10 ms slack sleeps;
  * so does it under DEFAULT on a kernel without the early return of Linux
- * 7.1, which is checked there too (on a later kernel DEFAULT may return at
- * once, and only its errors are checked).
+ * 7.2, which is checked there too (on a kernel with it DEFAULT may return
+ * at once, and only its errors are checked); which one the kernel is, is
+ * probed before the namespace is made.
  * A watchdog ends a sleep that a wrong conversion made long.
  *
  * Needs root (CLONE_NEWTIME needs CAP_SYS_ADMIN) and CONFIG_TIME_NS.
@@ -290,6 +291,8 @@ TEST_F_TIMEOUT(timens, deadlines_use_the_namespace_clock, 300)
 		SKIP(return, "no time namespaces (CONFIG_TIME_NS)");
 	ASSERT_EQ(ZS_DEFAULT, zs_get_policy())
 		TH_LOG("start the test under the default policy");
+	/* The answer is kept for the processes forked below. */
+	ZS_ASSERT_PROBED();
 
 	/* A negative offset must keep the namespace's clocks at 2 s or more. */
 	uptime_s = zs_now(CLOCK_MONOTONIC) / NSEC_PER_SEC;

@@ -8,12 +8,22 @@
 # counts as a failure.
 #
 #   qemu/guest-tests.sh [GROUP...]     (default: all groups)
+#   qemu/guest-tests.sh --lowres       (a boot with "highres=off nohz=off")
+#
+# --lowres runs the tests that need a kernel without high-resolution timers
+# and NOHZ, where a CPU's clock offsets are updated only at its tick; it
+# first checks that the boot really has low resolution.
 #
 # The same groups run on 6.12 and on 7.3.  What differs is taken from the
 # running kernel: the selftests built against its tree (build/selftests for
 # 6.12, build/selftests-7.3 for 7.3) and the list of upstream checks that
 # fail on that vanilla kernel too (qemu/posix_timers-X.Y.known-failures).
 set -u
+lowres=
+if [ "${1:-}" = --lowres ]; then
+	lowres=1
+	shift
+fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${ZEROSLEEP_OUT:-/tmp/zerosleep-out}
 mkdir -p "$out"
@@ -29,29 +39,6 @@ if [ ! -x "$ksft/zerosleep_test" ]; then
 	exit 1
 fi
 echo "# guest: Linux $(uname -r), selftests from $ksft"
-
-# Every timing test assumes a guest with high-resolution timers.  A boot
-# without them, which a loaded host may cause (a clock that fails its
-# calibration), runs no test and exits with status 3: scripts/test.sh
-# boots again.  High resolution starts once a clocksource that allows it
-# is up, a second or two after boot: wait for it, up to 20 s.
-clock_ok() {
-	cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2> /dev/null)
-	res=$(awk '/resolution:/ { print $2; exit }' /proc/timer_list 2> /dev/null)
-	[ "$res" = 1 ]
-}
-for _ in $(seq 100); do
-	clock_ok && break
-	sleep 0.2
-done
-if clock_ok; then
-	echo "ok - guest clock: clocksource $cs, high-resolution timers"
-else
-	echo "not ok - guest clock: clocksource ${cs:-?}, timer resolution ${res:-?} ns: the timing tests below cannot hold"
-	dmesg | grep -E 'clocksource|tsc:|APIC timer' | sed 's/^/# /'
-fi > "$out/guest_clock.tap"
-cat "$out/guest_clock.tap"
-grep -q '^ok' "$out/guest_clock.tap" || exit 3
 
 group() {
 	local name=$1 limit=$2
@@ -69,6 +56,46 @@ group() {
 		echo "not ok - $name: exit status $rc" | tee -a "$out/$name.tap"
 	fi
 }
+
+# Every timing test assumes a guest with high-resolution timers (but for
+# --lowres, which needs a boot without them: it checks that).  A boot
+# without them, which a loaded host may cause (a clock that fails its
+# calibration), runs no test and exits with status 3: scripts/test.sh
+# boots again.  High resolution starts once a clocksource that allows it
+# is up, a second or two after boot: wait for it, up to 20 s.
+clock_ok() {
+	cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2> /dev/null)
+	res=$(awk '/resolution:/ { print $2; exit }' /proc/timer_list 2> /dev/null)
+	[ "$res" = 1 ]
+}
+if [ -n "$lowres" ]; then
+	res=$(awk '/resolution:/ { print $2; exit }' /proc/timer_list 2> /dev/null)
+	if [ -n "$res" ] && [ "$res" != 1 ] && grep -qw 'highres=off' /proc/cmdline &&
+	   grep -qw 'nohz=off' /proc/cmdline; then
+		echo "ok - guest clock: low resolution ($res ns), no NOHZ"
+	else
+		echo "not ok - guest clock: timer resolution ${res:-?} ns, command line $(cat /proc/cmdline): not a low-resolution boot"
+	fi > "$out/guest_clock_lowres.tap"
+	cat "$out/guest_clock_lowres.tap"
+	grep -q '^ok' "$out/guest_clock_lowres.tap" || exit 1
+	# Absolute sleeps right after the clock was stepped: without high
+	# resolution and NOHZ the CPU's offsets stay stale until its tick.
+	group clockstep_lowres 300 "$b/hardening/clockstep"
+	grep -q '^ok' "$out/clockstep_lowres.tap" && ! grep -q '^not ok' "$out/clockstep_lowres.tap"
+	exit
+fi
+for _ in $(seq 100); do
+	clock_ok && break
+	sleep 0.2
+done
+if clock_ok; then
+	echo "ok - guest clock: clocksource $cs, high-resolution timers"
+else
+	echo "not ok - guest clock: clocksource ${cs:-?}, timer resolution ${res:-?} ns: the timing tests below cannot hold"
+	dmesg | grep -E 'clocksource|tsc:|APIC timer' | sed 's/^/# /'
+fi > "$out/guest_clock.tap"
+cat "$out/guest_clock.tap"
+grep -q '^ok' "$out/guest_clock.tap" || exit 3
 
 all="selftests upstream-timers upstream-prctl lib man-examples hardening bench-short strace"
 # shellcheck disable=SC2068 # the default list is split on purpose

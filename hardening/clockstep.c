@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Absolute sleeps on CLOCK_REALTIME and CLOCK_TAI across steps of the
+ * clock: none may end before its deadline, under any policy.
+ *
+ * A deadline that is still ahead on the clock that the caller named is
+ * never zero-length (SPEC 3.2), however the clock was stepped before.  The
+ * kernel keeps, per CPU, the offsets of CLOCK_REALTIME, CLOCK_BOOTTIME and
+ * CLOCK_TAI to CLOCK_MONOTONIC; clock_was_set() brings them up to date on
+ * every CPU when high resolution or NOHZ is active, and otherwise each CPU
+ * only at its next tick.  A test of "has this expiry passed" that converts
+ * the expiry to CLOCK_MONOTONIC through such an offset takes a deadline
+ * that is ahead for one that has passed right after the clock was stepped
+ * back: Linux 7.2's early return for expired sleepers did that, and
+ * returned 0 at once, until the first patch of the 7.3 series.
+ *
+ * step_back: step CLOCK_REALTIME back an hour, then at once sleep until
+ *   20 ms ahead on CLOCK_REALTIME or CLOCK_TAI with TIMER_ABSTIME; the
+ *   sleep must last until the deadline.  It bites in a boot with
+ *   "highres=off nohz=off" (qemu/guest-tests.sh runs it there too).
+ * stress: a thread steps CLOCK_REALTIME back and forth by up to 100 ms
+ *   while others sleep on absolute deadlines a little ahead, under every
+ *   policy.  A sleep during which a step began or ended is not judged: a
+ *   step forward ends it legitimately early.  Every other sleep must last
+ *   until its deadline.
+ *
+ * Each test puts CLOCK_REALTIME back where it was against CLOCK_MONOTONIC.
+ * Needs root (CAP_SYS_TIME).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+
+#include "common.h"
+/* The harness has an unused parameter, which -Wextra reports. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+/*
+ * Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags,
+ * and pass every fixture function a variant that not all of them use.
+ */
+#pragma GCC diagnostic ignored "-Wclobbered"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+#define STEP_CALLS		50
+#define STEP_BACK_NS		(3600 * NSEC_PER_SEC)
+#define STEP_AHEAD_NS		(20 * NSEC_PER_MSEC)
+#define STRESS_NS		(3 * NSEC_PER_SEC)
+#define STRESS_SLEEPERS		3
+#define STRESS_MAX_STEP_NS	(100 * NSEC_PER_MSEC)
+#define STRESS_MAX_AHEAD_NS	(2 * NSEC_PER_MSEC)
+#define STRESS_MIN_JUDGED	100
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC when the test started. */
+static int64_t wall_offset(void)
+{
+	return zs_now(CLOCK_REALTIME) - zs_now(CLOCK_MONOTONIC);
+}
+
+/* Sets CLOCK_REALTIME to CLOCK_MONOTONIC + @offset. */
+static int set_wall(int64_t offset)
+{
+	struct timespec ts = zs_ns_ts(zs_now(CLOCK_MONOTONIC) + offset);
+
+	return clock_settime(CLOCK_REALTIME, &ts);
+}
+
+/* A relative sleep on CLOCK_MONOTONIC, not cut short by a signal. */
+static void nap_ns(int64_t ns)
+{
+	struct timespec ts = zs_ns_ts(ns);
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
+/* An absolute sleep until @deadline on @clk; 0 or an errno value. */
+static int sleep_until(clockid_t clk, int64_t deadline)
+{
+	struct timespec ts = zs_ns_ts(deadline);
+
+	return clock_nanosleep(clk, TIMER_ABSTIME, &ts, NULL);
+}
+
+FIXTURE(step_back) {
+	int64_t offset;
+};
+
+FIXTURE_VARIANT(step_back) {
+	int policy;
+};
+
+FIXTURE_VARIANT_ADD(step_back, default) { .policy = ZS_DEFAULT };
+FIXTURE_VARIANT_ADD(step_back, return) { .policy = ZS_RETURN };
+FIXTURE_VARIANT_ADD(step_back, schedule) { .policy = ZS_SCHEDULE };
+FIXTURE_VARIANT_ADD(step_back, full_slack) { .policy = ZS_FULL_SLACK };
+
+FIXTURE_SETUP(step_back)
+{
+	self->offset = wall_offset();
+	ASSERT_EQ(0, zs_set_policy(variant->policy));
+}
+
+FIXTURE_TEARDOWN(step_back)
+{
+	EXPECT_EQ(0, set_wall(self->offset));
+}
+
+TEST_F(step_back, sleeps_until_deadline)
+{
+	int early = 0, errors = 0, first_err = 0, i;
+	int64_t worst = 0;
+
+	for (i = 0; i < STEP_CALLS; i++) {
+		clockid_t clk = i % 2 ? CLOCK_TAI : CLOCK_REALTIME;
+		int64_t deadline, end;
+		int err;
+
+		ASSERT_EQ(0, set_wall(self->offset - STEP_BACK_NS));
+		deadline = zs_now(clk) + STEP_AHEAD_NS;
+		err = sleep_until(clk, deadline);
+		end = zs_now(clk);
+		ASSERT_EQ(0, set_wall(self->offset));
+		if (err && !errors++)
+			first_err = err;
+		if (end < deadline) {
+			early++;
+			if (deadline - end > worst)
+				worst = deadline - end;
+		}
+	}
+	ksft_print_msg("%s: %d of %d sleeps ended before their deadline (at worst %lld us early)\n",
+		       zs_policy_name(variant->policy), early, STEP_CALLS,
+		       (long long)(worst / NSEC_PER_USEC));
+	EXPECT_EQ(0, errors) TH_LOG("first error: %s", strerror(first_err));
+	EXPECT_EQ(0, early);
+}
+
+struct stress {
+	int64_t offset;
+	int64_t end;			/* on CLOCK_MONOTONIC */
+	unsigned long seq;		/* odd while the clock is being stepped */
+	unsigned long stop;
+	unsigned long steps;
+	unsigned long step_errors;
+};
+
+struct sleeper {
+	struct stress *s;
+	uint64_t rand;
+	unsigned long judged, skipped, early, errors;
+	int64_t worst;
+	int setup_err;
+};
+
+static void *stepper(void *arg)
+{
+	struct stress *s = arg;
+	uint64_t rand = 1;
+
+	while (!zs_load(&s->stop) && zs_now(CLOCK_MONOTONIC) < s->end) {
+		int64_t delta = (int64_t)zs_below(&rand, 2 * STRESS_MAX_STEP_NS + 1) -
+				STRESS_MAX_STEP_NS;
+
+		zs_add(&s->seq, 1);
+		if (set_wall(s->offset + delta))
+			zs_add(&s->step_errors, 1);
+		zs_add(&s->seq, 1);
+		zs_add(&s->steps, 1);
+		nap_ns((int64_t)zs_below(&rand, 10 * NSEC_PER_MSEC));
+	}
+	return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+	struct sleeper *sl = arg;
+	struct stress *s = sl->s;
+
+	if (zs_set_slack(50 * NSEC_PER_USEC)) {
+		sl->setup_err = errno;
+		return NULL;
+	}
+	while (!zs_load(&s->stop) && zs_now(CLOCK_MONOTONIC) < s->end) {
+		clockid_t clk = zs_one_in(&sl->rand, 2) ? CLOCK_TAI : CLOCK_REALTIME;
+		int policy = (int)zs_below(&sl->rand, ZS_NR_POLICIES);
+		unsigned long seq0, seq1;
+		int64_t deadline, end;
+
+		if (zs_set_policy(policy)) {
+			sl->setup_err = errno;
+			return NULL;
+		}
+		seq0 = zs_load(&s->seq);
+		deadline = zs_now(clk) + (int64_t)zs_below(&sl->rand, STRESS_MAX_AHEAD_NS);
+		if (sleep_until(clk, deadline))
+			sl->errors++;
+		end = zs_now(clk);
+		seq1 = zs_load(&s->seq);
+		if ((seq0 & 1) || seq0 != seq1) {
+			sl->skipped++;
+			continue;
+		}
+		sl->judged++;
+		if (end < deadline) {
+			sl->early++;
+			if (deadline - end > sl->worst)
+				sl->worst = deadline - end;
+		}
+	}
+	return NULL;
+}
+
+TEST(stress)
+{
+	struct sleeper sl[STRESS_SLEEPERS] = { 0 };
+	pthread_t st, t[STRESS_SLEEPERS];
+	unsigned long judged = 0, skipped = 0, early = 0, errors = 0;
+	struct stress s = { 0 };
+	int64_t worst = 0;
+	int i;
+
+	s.offset = wall_offset();
+	s.end = zs_now(CLOCK_MONOTONIC) + STRESS_NS;
+	for (i = 0; i < STRESS_SLEEPERS; i++) {
+		sl[i].s = &s;
+		sl[i].rand = (uint64_t)i + 1;
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, sleeper, &sl[i]));
+	}
+	ASSERT_EQ(0, pthread_create(&st, NULL, stepper, &s));
+	for (i = 0; i < STRESS_SLEEPERS; i++)
+		pthread_join(t[i], NULL);
+	zs_store(&s.stop, 1);
+	pthread_join(st, NULL);
+	EXPECT_EQ(0, set_wall(s.offset));
+
+	for (i = 0; i < STRESS_SLEEPERS; i++) {
+		EXPECT_EQ(0, sl[i].setup_err) TH_LOG("sleeper %d: %s", i, strerror(sl[i].setup_err));
+		judged += sl[i].judged;
+		skipped += sl[i].skipped;
+		early += sl[i].early;
+		errors += sl[i].errors;
+		if (sl[i].worst > worst)
+			worst = sl[i].worst;
+	}
+	ksft_print_msg("%lu steps; %lu sleeps judged, %lu during a step; %lu ended early (at worst %lld us)\n",
+		       s.steps, judged, skipped, early, (long long)(worst / NSEC_PER_USEC));
+	EXPECT_EQ(0UL, s.step_errors);
+	EXPECT_EQ(0UL, errors);
+	/* Enough sleeps judged, and enough steps, for the test to mean something. */
+	EXPECT_LE(STRESS_MIN_JUDGED, (long)judged);
+	EXPECT_LE(100UL, s.steps);
+	EXPECT_EQ(0UL, early);
+}
+
+TEST_HARNESS_MAIN
