@@ -199,7 +199,7 @@ def ratio_s(a, b):
 
 
 def comparisons(res):
-    """What 7.1 changed, and what the series adds on top, with numbers."""
+    """What 7.2 changed, and what the series adds on top, with numbers."""
     head = ["comparison", "A", "B", "A / B", "switches/call A → B"]
     rows = []
 
@@ -220,7 +220,7 @@ def comparisons(res):
 
     slacks = [("default", "50 µs"), (BIG_SLACK, "10 ms"), (TINY_SLACK, "1 ns")]
     groups = [
-        ("7.1: vanilla 6.12 → vanilla 7.3", (V612, "default"), (V73, "default"), slacks),
+        ("7.2: vanilla 6.12 → vanilla 7.3", (V612, "default"), (V73, "default"), slacks),
         ("series on 7.3: default → return", (Z73, "default"), (Z73, "return"), slacks[:2]),
         ("series on 7.3: default → schedule", (Z73, "default"), (Z73, "schedule"), slacks[:2]),
         ("series on 7.3: return → schedule", (Z73, "return"), (Z73, "schedule"), slacks[:1]),
@@ -231,19 +231,19 @@ def comparisons(res):
         for s, sln in sl:
             for op, opl in FORMS:
                 row("%s: %s, %s slack" % (title, opl, sln), a, b, op, s)
-    for title, a, b in (("7.1: vanilla 6.12 → vanilla 7.3: hog beside a `{0,0}` loop, % of solo",
+    for title, a, b in (("7.2: vanilla 6.12 → vanilla 7.3: hog beside a `{0,0}` loop, % of solo",
                          (V612, "default"), (V73, "default")),
                         ("series on 7.3: default → schedule: hog, % of solo", (Z73, "default"),
                          (Z73, "schedule")),
                         ("series on 7.3: default → return: hog, % of solo", (Z73, "default"),
                          (Z73, "return"))):
         row(title, a, b, "hog_vs_nanosleep_rel0", "default", "value")
-    for title, a, b in (("7.1: vanilla 6.12 → vanilla 7.3: Python `time.sleep(0)` calls/s",
+    for title, a, b in (("7.2: vanilla 6.12 → vanilla 7.3: Python `time.sleep(0)` calls/s",
                          (V612, "default"), (V73, "default")),
                         ("series on 7.3: default → return: Python calls/s", (Z73, "default"),
                          (Z73, "return"))):
         row(title, a, b, "python_sleep0", "default", "value")
-    return ("What Linux 7.1 changed, and what the series adds: p50 of A and B, medians "
+    return ("What Linux 7.2 changed, and what the series adds: p50 of A and B, medians "
             "over the boots (for the hog and Python rows, their value), and voluntary context "
             "switches per call", head, rows)
 
@@ -479,12 +479,12 @@ def targets(res):
         elif v == "6.12":
             t.add(name, a >= 20 * b, "%.0f / %.0f = %.1f x" % (a, b, a / b))
         else:
-            # 7.1 already returns at once at this slack: for the reader.
-            t.add("7.3 Python time.sleep(0): RETURN calls/s / vanilla 7.3 (reference: 7.1 "
+            # 7.2 already returns at once at this slack: for the reader.
+            t.add("7.3 Python time.sleep(0): RETURN calls/s / vanilla 7.3 (reference: 7.2 "
                   "already returns at this slack)", True, "%.0f / %.0f = %.2f x" % (a, b, a / b),
                   True)
 
-    # What the series adds on 7.3, where 7.1's early return does not apply
+    # What the series adds on 7.3, where 7.2's early return does not apply
     # or does the wrong thing.  Same boot.
     for op, opl in FORMS:
         name = "7.3 RETURN: %s at 10 ms slack >= 100 x faster than DEFAULT (p50)" % opl
@@ -504,7 +504,7 @@ def targets(res):
         else:
             t.add(name, a >= 0.9 and b <= 0.1, "%.3f vs %.3f" % (a, b))
     # SCHEDULE gives up the CPU where DEFAULT on 7.3 no longer does.
-    name = "7.3 SCHEDULE: pinned hog share >= 1.5 x DEFAULT's (the yield that 7.1 lost)"
+    name = "7.3 SCHEDULE: pinned hog share >= 1.5 x DEFAULT's (the yield that 7.2 lost)"
     a = res.one(Z73, "schedule", "hog_vs_nanosleep_rel0", "value")
     b = res.one(Z73, "default", "hog_vs_nanosleep_rel0", "value")
     if a is None or not b:

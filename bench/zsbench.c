@@ -562,7 +562,7 @@ sleeps:
 	 * Zero sleeps that may sleep: with the default slack and, under the
 	 * kernel's default behaviour, with a 1 ns slack; then with 10 ms.  The
 	 * latter on an idle CPU: a busy one keeps its tick, every 4 ms, which
-	 * would end a sleep with 10 ms of slack early.  (On 7.1 and later the
+	 * would end a sleep with 10 ms of slack early.  (On 7.2 and later the
 	 * default behaviour returns at once when the sleeper's timer would be
 	 * the first to expire on the CPU: these rows show how often it does.)
 	 */

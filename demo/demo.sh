@@ -48,6 +48,6 @@ done
 echo
 echo "default is the kernel's own behaviour: on Linux 6.12 each zero-length sleep"
 echo "arms a timer and sleeps for the whole slack; full-slack does that on every"
-echo "kernel, also on 7.1 and later, which often return early.  return-immediately"
+echo "kernel, also on 7.2 and later, which often return early.  return-immediately"
 echo "returns at once, without entering the scheduler; schedule-once gives the CPU"
 echo "away once, like sched_yield(), so other runnable threads still get their turn."
