@@ -11,11 +11,15 @@
  * The policy is inherited by new threads and children and kept across
  * execve().  On a kernel without the series, libzerosleep-preload.so gives
  * dynamically linked programs the same choice in user space; see
- * zerosleep(1).
+ * zerosleep(1).  While it is loaded, zerosleep_get_policy(),
+ * zerosleep_set_policy() and zerosleep_set_process_policy() read and set
+ * the policy it applies, which is one for the whole process;
+ * zerosleep_backend() tells which of the two a program has.
  *
  * Every function returns -1 and sets errno on failure.  Functions that need
- * the kernel fail with ENOTSUP when it lacks the feature; the name <-> value
- * conversions work everywhere.  Arguments are checked before the kernel is
+ * the kernel (or, for the three above, the preload) fail with ENOTSUP when
+ * neither offers the feature; the name <-> value conversions work
+ * everywhere.  Arguments are checked before the kernel is
  * asked, so a bad argument gives EINVAL on every kernel and changes nothing.
  */
 #ifndef ZEROSLEEP_H
@@ -24,7 +28,7 @@
 #include <sys/types.h>
 
 #define ZEROSLEEP_VERSION_MAJOR	2
-#define ZEROSLEEP_VERSION_MINOR	0
+#define ZEROSLEEP_VERSION_MINOR	1
 #define ZEROSLEEP_VERSION_PATCH	0
 /* True if this header is version @major.@minor or newer. */
 #define ZEROSLEEP_CHECK_VERSION(major, minor)				\
@@ -82,12 +86,33 @@ extern "C" {
  */
 int zerosleep_is_supported(void);
 
+/* What zerosleep_backend() returns. */
+#define ZEROSLEEP_BACKEND_NONE		0	/* neither: ENOTSUP */
+#define ZEROSLEEP_BACKEND_KERNEL	1	/* the kernel series */
+#define ZEROSLEEP_BACKEND_PRELOAD	2	/* libzerosleep-preload.so */
+
+/**
+ * zerosleep_backend() - what applies the policies to this process
+ *
+ * Like zerosleep_is_supported(), probes once and caches the answer; safe
+ * from several threads at once; does not change errno.  A kernel with the
+ * feature wins over a loaded preload library.
+ *
+ * Return: ZEROSLEEP_BACKEND_KERNEL, ZEROSLEEP_BACKEND_PRELOAD (the kernel
+ * lacks the feature, and libzerosleep-preload.so is loaded: get and set
+ * work, with a process-wide policy; the tid functions fail with ENOTSUP),
+ * or ZEROSLEEP_BACKEND_NONE.  Since 2.1.
+ */
+int zerosleep_backend(void);
+
 /**
  * zerosleep_get_policy() - the calling thread's zero-length sleep policy
  *
+ * Under the preload fallback: the policy that it applies to the process.
+ *
  * Return: the policy, ZEROSLEEP_DEFAULT to ZEROSLEEP_FULL_SLACK (a newer
  * kernel may return a value this header does not name); -1 with errno
- * ENOTSUP if the kernel lacks the feature.
+ * ENOTSUP if neither the kernel nor the preload offers the feature.
  */
 int zerosleep_get_policy(void);
 
@@ -96,11 +121,15 @@ int zerosleep_get_policy(void);
  * @policy: ZEROSLEEP_DEFAULT, ZEROSLEEP_RETURN, ZEROSLEEP_SCHEDULE or
  *          ZEROSLEEP_FULL_SLACK
  *
- * Only the calling thread changes; threads and processes created afterwards by this thread inherit the
- * policy, and it is kept across execve().  No privilege is needed.
+ * Only the calling thread changes; threads and processes created afterwards
+ * by this thread inherit the policy, and it is kept across execve().  No
+ * privilege is needed.  Under the preload fallback the policy is the whole
+ * process's: every thread changes, children made by fork() keep it, and a
+ * program run by execve() starts from ZEROSLEEP_POLICY again.
  *
  * Return: 0; -1 with errno EINVAL if @policy is not one of the four
- * (nothing is changed), or ENOTSUP if the kernel lacks the feature.
+ * (nothing is changed), or ENOTSUP if neither the kernel nor the preload
+ * offers the feature.
  */
 int zerosleep_set_policy(int policy);
 
@@ -111,11 +140,12 @@ int zerosleep_set_policy(int policy);
  * Uses PR_TIMERSLACK_ZERO_ALL_THREADS: every thread of the calling process,
  * including threads being created at the same time, gets @policy.  For
  * libraries and runtimes that are loaded after threads exist.  No privilege
- * is needed.
+ * is needed.  Under the preload fallback: the same as
+ * zerosleep_set_policy(), whose policy is the process's there.
  *
  * Return: 0; -1 with errno EINVAL if @policy is not valid (nothing is
- * changed), or ENOTSUP if the kernel lacks the feature or predates
- * PR_TIMERSLACK_ZERO_ALL_THREADS.
+ * changed), or ENOTSUP if neither the kernel nor the preload offers the
+ * feature, or the kernel predates PR_TIMERSLACK_ZERO_ALL_THREADS.
  */
 int zerosleep_set_process_policy(int policy);
 
@@ -130,7 +160,8 @@ int zerosleep_set_process_policy(int policy);
  * CAP_SYS_NICE in its user namespace.
  *
  * Return: the policy; -1 with errno EINVAL if @tid <= 0, ENOTSUP if the
- * kernel lacks the feature, ESRCH if there is no such thread, EPERM without
+ * kernel lacks the feature (also under the preload fallback, whose policy
+ * no /proc file shows), ESRCH if there is no such thread, EPERM without
  * the privilege, EIO if the kernel's answer cannot be parsed, or another
  * errno from open(2) or read(2).
  */
@@ -147,8 +178,8 @@ int zerosleep_get_tid_policy(pid_t tid);
  * user namespace.
  *
  * Return: 0; -1 with errno EINVAL if @tid <= 0 or @policy is not valid
- * (nothing is changed), ENOTSUP if the kernel lacks the feature, ESRCH if
- * there is no such thread, EPERM without the privilege, or another errno
+ * (nothing is changed), ENOTSUP if the kernel lacks the feature (also
+ * under the preload fallback), ESRCH if there is no such thread, EPERM without the privilege, or another errno
  * from open(2) or write(2).
  */
 int zerosleep_set_tid_policy(pid_t tid, int policy);

@@ -13,29 +13,53 @@
  * before the clock's current time, read through the vDSO; hrtimer clocks
  * only), gets:
  *
- *   return-immediately  0 at once, without a system call;
+ *   return-immediately  0 at once;
  *   schedule-once       sched_yield(), then 0;
- *   default, full-slack the real function, unchanged.
+ *   full-slack          a sleep until the end of the thread's timer slack
+ *                       on a kernel whose own zero-length sleep may return
+ *                       early (Linux 7.2 and later); 0 at once when the
+ *                       slack has run out too (slack 0 or 1 ns, or an
+ *                       absolute deadline older than the slack); on other
+ *                       kernels the real function, which sleeps for it;
+ *   default             the real function, unchanged.
  *
- * Every other call, including every invalid one, goes to the real function
- * (dlsym(RTLD_NEXT)), which validates it and fails as it always did.  The
+ * Bad input: the request is never read directly.  It is copied with
+ * process_vm_readv() on this process (copy_timespec()), so that a bad
+ * pointer is a failed system call, not a SIGSEGV; whenever the copy fails,
+ * or the copy is not a valid zero-length request, the call goes to the real
+ * function (dlsym(RTLD_NEXT)), which validates it and fails exactly as it
+ * always did (EFAULT, EINVAL, thrd_sleep()'s negative value...).  The
  * zero-length path is still a cancellation point: it calls
- * pthread_testcancel() first.
+ * pthread_testcancel() first, or the real function.
+ *
+ * The policy is one for the whole process: read from ZEROSLEEP_POLICY when
+ * the library is loaded, and changed by libzerosleep's zerosleep_set_policy()
+ * and zerosleep_set_process_policy(), which find it through the two
+ * functions that this library exports besides the sleeps:
+ * zerosleep_preload_get_policy() and zerosleep_preload_set_policy() (looked
+ * up with dlsym(RTLD_DEFAULT) by src/zerosleep.c; keep their names and
+ * types).  It is kept across fork(); across execve() the new program starts
+ * from ZEROSLEEP_POLICY again.
  *
  * Not reached: statically linked programs, raw system calls (Go's runtime,
  * for instance), programs that the loader runs without LD_PRELOAD
- * (set-user-ID and set-group-ID programs), and threads that already run:
- * the policy is read once, from the environment, when the library is
- * loaded.  An unknown ZEROSLEEP_POLICY is reported on stderr, once per
- * process, and then ignored: every sleep goes to the real function.
+ * (set-user-ID and set-group-ID programs), children started with a cleaned
+ * environment, and threads that already run.  An unknown ZEROSLEEP_POLICY
+ * is reported on stderr, once per process, and then ignored: every sleep
+ * goes to the real function.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <threads.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,14 +68,33 @@
 
 #define ZS_EXPORT __attribute__((visibility("default")))
 
-#define NSEC_PER_SEC 1000000000L
+/*
+ * For the interposed functions, whose frames hold a timespec while they
+ * call the real function, a cancellation point: AddressSanitizer poisons
+ * such locals and unpoisons them on return, but not when pthread_cancel()
+ * unwinds the frame, and it then trips on the stale poison when the
+ * thread's stack is reused.  Their own code reads nothing but their locals.
+ */
+#define ZS_SLEEP_FN ZS_EXPORT __attribute__((no_sanitize_address))
+
+#define NSEC_PER_SEC	1000000000L
+#define NSEC_PER_USEC	1000L
 
 #ifndef CLOCK_TAI
 # define CLOCK_TAI 11
 #endif
 
-/* Written once by the constructor, before main() and any thread. */
+/*
+ * The policy of the process.  Set by the constructor, before main(), then
+ * by zerosleep_preload_set_policy() from any thread: every access is an
+ * atomic one, relaxed (it orders nothing else).
+ */
 static int policy = ZEROSLEEP_DEFAULT;
+
+static int get_policy(void)
+{
+	return __atomic_load_n(&policy, __ATOMIC_RELAXED);
+}
 
 __attribute__((constructor)) static void zs_preload_init(void)
 {
@@ -69,7 +112,30 @@ __attribute__((constructor)) static void zs_preload_init(void)
 		errno = 0;
 		return;
 	}
-	policy = p;
+	__atomic_store_n(&policy, p, __ATOMIC_RELAXED);
+}
+
+/*
+ * The interface to libzerosleep (src/zerosleep.c looks both up with
+ * dlsym(RTLD_DEFAULT); their names and types are fixed).  Async-signal-safe.
+ */
+ZS_EXPORT int zerosleep_preload_get_policy(void);
+ZS_EXPORT int zerosleep_preload_set_policy(int new_policy);
+
+ZS_EXPORT int zerosleep_preload_get_policy(void)
+{
+	return get_policy();
+}
+
+/* 0, or -1 with errno EINVAL for an unknown policy (nothing changes). */
+ZS_EXPORT int zerosleep_preload_set_policy(int new_policy)
+{
+	if (new_policy < ZEROSLEEP_DEFAULT || new_policy > ZEROSLEEP_FULL_SLACK) {
+		errno = EINVAL;
+		return -1;
+	}
+	__atomic_store_n(&policy, new_policy, __ATOMIC_RELAXED);
+	return 0;
 }
 
 /*
@@ -103,6 +169,62 @@ REAL(nanosleep, nanosleep_fn)
 REAL(clock_nanosleep, clock_nanosleep_fn)
 REAL(thrd_sleep, thrd_sleep_fn)
 
+/*
+ * Copy the caller's *@user into *@ts without faulting on a bad pointer.
+ * Async-signal-safe: system calls and plain loads only.
+ *
+ * First choice: the kernel copies it, with process_vm_readv() on this very
+ * process, and reports a bad pointer (unmapped, unreadable, or a timespec
+ * that runs into such a page) as a failure or a short copy.  Reading one's
+ * own process needs no privilege and passes every ptrace restriction (the
+ * kernel exempts the caller's own thread group).  The pid is asked each
+ * time, never cached: a child made by _Fork() or clone() runs no atfork
+ * handler, and a stale pid would read another process.
+ *
+ * Kernels built without CONFIG_CROSS_MEMORY_ATTACH (ENOSYS), and seccomp
+ * filters (EPERM), refuse it; that is remembered, and from then on the
+ * kernel validates the pointer instead, through a FUTEX_WAIT that cannot
+ * wait: the futex word is a local that never holds the expected value,
+ * and the kernel copies and checks the timeout (EFAULT, EINVAL) before it
+ * looks at the word (EAGAIN).  Only after EAGAIN is *@user read, directly;
+ * a thread that unmaps that memory in the few instructions between the two
+ * could still make that read fault, where the C library would return
+ * EFAULT.  (64-bit only: SYS_futex takes this struct timespec there.)
+ *
+ * Returns 0, or -1 (errno kept) if the request could not be read: then the
+ * caller hands it to the real function, which judges it as the C library
+ * does.
+ */
+static int no_vm_readv;
+
+static int copy_timespec(const struct timespec *user, struct timespec *ts)
+{
+	struct iovec local = { ts, sizeof(*ts) };
+	struct iovec remote = { (void *)user, sizeof(*ts) };
+	int saved_errno = errno, word = 0, ret = -1;
+	ssize_t n;
+
+	if (!user)
+		return -1;
+	if (!__atomic_load_n(&no_vm_readv, __ATOMIC_RELAXED)) {
+		n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+		if (n == (ssize_t)sizeof(*ts))
+			ret = 0;
+		else if (n < 0 && (errno == ENOSYS || errno == EPERM))
+			__atomic_store_n(&no_vm_readv, 1, __ATOMIC_RELAXED);
+	}
+#ifdef __LP64__
+	if (__atomic_load_n(&no_vm_readv, __ATOMIC_RELAXED) &&
+	    syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 1, user, NULL, 0) < 0 &&
+	    errno == EAGAIN) {
+		*ts = *user;
+		ret = 0;
+	}
+#endif
+	errno = saved_errno;
+	return ret;
+}
+
 /* A timespec the kernel would accept. */
 static int valid(const struct timespec *ts)
 {
@@ -121,81 +243,266 @@ static int hrtimer_clock(clockid_t clock)
 	       clock == CLOCK_BOOTTIME || clock == CLOCK_TAI;
 }
 
-/* Is @ts at or before @clock's current time? */
-static int not_in_future(clockid_t clock, const struct timespec *ts)
+/*
+ * How far @ts is behind @clock's current time, in ns (0: it is now, or
+ * not readable), or -1 if it is in the future.  Saturates at LLONG_MAX/2.
+ */
+static long long behind(clockid_t clock, const struct timespec *ts)
 {
 	struct timespec now;
 	int saved_errno = errno;
+	long long sec;
 
 	if (clock_gettime(clock, &now) < 0) {
 		errno = saved_errno;
-		return 0;	/* let the real function decide */
+		return -1;	/* let the real function decide */
 	}
-	return ts->tv_sec < now.tv_sec ||
-	       (ts->tv_sec == now.tv_sec && ts->tv_nsec <= now.tv_nsec);
+	if (ts->tv_sec > now.tv_sec ||
+	    (ts->tv_sec == now.tv_sec && ts->tv_nsec > now.tv_nsec))
+		return -1;
+	sec = (long long)now.tv_sec - ts->tv_sec;
+	if (sec > 1000000000LL)
+		return 4000000000000000000LL;
+	return sec * NSEC_PER_SEC + (now.tv_nsec - ts->tv_nsec);
 }
 
-/* Is a zero-length sleep to be handled here rather than by the kernel? */
-static int handled(void)
+/* The calling thread's timer slack in ns (0 if it cannot be read). */
+static long timer_slack(void)
 {
-	return policy == ZEROSLEEP_RETURN || policy == ZEROSLEEP_SCHEDULE;
+	int saved_errno = errno;
+	long slack = syscall(SYS_prctl, PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
+
+	errno = saved_errno;
+	return slack > 0 ? slack : 0;
 }
 
-/* The zero-length sleep itself, under RETURN or SCHEDULE. */
-static void zero_sleep(void)
+/*
+ * Does the kernel's own zero-length sleep return early (Linux 7.2's
+ * hrtimer_start_expires_user(), or a kernel policy of this thread that does
+ * not sleep)?  Probed, not read from the version: a distribution kernel may
+ * carry the change before 7.2, and what counts is what this thread gets.
+ *
+ * The probe, done once per process, lazily, by the first thread that makes
+ * a zero-length sleep under full-slack: the thread's timer slack is set to
+ * 1 ms for the probe and then restored; PROBE_CALLS raw relative {0, 0}
+ * clock_nanosleep(CLOCK_TAI) calls (raw, so that this library does not
+ * take them; CLOCK_TAI because its clock base is nearly always empty, and
+ * the early return applies to a timer that would be the first to expire)
+ * are counted as blocking when the thread's voluntary context switches
+ * (getrusage(RUSAGE_THREAD)) grew.  If at least 3 in 4 blocked, the kernel
+ * sleeps by itself: every later zero-length sleep goes to the real
+ * function.  Otherwise, and if the probe cannot run (the slack cannot be
+ * set, a call fails), the sleep is done here: sleeping is what full-slack
+ * promises.  It costs at most PROBE_CALLS + 1 sleeps of 1 ms, once.
+ *
+ * No lock: the state moves UNPROBED -> PROBING (one winner, by
+ * compare-and-swap) -> NO or YES.  A thread, or a signal handler, that
+ * finds PROBING sleeps here, as after an inconclusive probe.  A signal
+ * handler that runs during the probe sees the 1 ms slack.
+ */
+#define PROBE_CALLS	8
+#define PROBE_SLACK_NS	1000000UL
+
+enum { EARLY_UNPROBED, EARLY_PROBING, EARLY_NO, EARLY_YES };
+static int early_state = EARLY_UNPROBED;
+
+static long thread_nvcsw(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) < 0)
+		return -1;
+	return ru.ru_nvcsw;
+}
+
+static int probe_early_return(long slack)
+{
+	struct timespec zero = { 0, 0 };
+	int i, calls = 0, slept = 0;
+	long before;
+
+	if (syscall(SYS_prctl, PR_SET_TIMERSLACK, PROBE_SLACK_NS, 0UL, 0UL, 0UL) ||
+	    syscall(SYS_prctl, PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL) !=
+	    (long)PROBE_SLACK_NS) {
+		calls = -1;
+	} else {
+		syscall(SYS_clock_nanosleep, CLOCK_TAI, 0, &zero, NULL);	/* warm-up */
+		for (i = 0; i < PROBE_CALLS; i++) {
+			before = thread_nvcsw();
+			if (before < 0 ||
+			    syscall(SYS_clock_nanosleep, CLOCK_TAI, 0, &zero, NULL))
+				break;
+			slept += thread_nvcsw() > before;
+			calls++;
+		}
+	}
+	/* slack > 1 here: 0 would mean "the default slack" to the kernel. */
+	syscall(SYS_prctl, PR_SET_TIMERSLACK, (unsigned long)slack, 0UL, 0UL, 0UL);
+	return calls == PROBE_CALLS && 4 * slept >= 3 * PROBE_CALLS ?
+	       EARLY_NO : EARLY_YES;
+}
+
+/* Whether full-slack must sleep here; @slack > 1 is the thread's slack. */
+static int kernel_returns_early(long slack)
+{
+	int state = __atomic_load_n(&early_state, __ATOMIC_ACQUIRE);
+	int saved_errno;
+
+	if (state == EARLY_UNPROBED &&
+	    __atomic_compare_exchange_n(&early_state, &state, EARLY_PROBING, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		saved_errno = errno;
+		state = probe_early_return(slack);
+		errno = saved_errno;
+		__atomic_store_n(&early_state, state, __ATOMIC_RELEASE);
+	}
+	return state != EARLY_NO;
+}
+
+/* What to do with a valid zero-length sleep. */
+enum action {
+	A_REAL,		/* the real function: default, or the kernel sleeps */
+	A_RETURN,	/* return 0 at once */
+	A_SCHEDULE,	/* sched_yield(), then return 0 */
+	A_SLEEP,	/* sleep here until the end of the slack */
+};
+
+/*
+ * The action for a zero-length sleep whose deadline passed @late ns ago (0
+ * for a relative one).  Under full-slack, *@nap is set to the sleep to take:
+ * min(slack / 2, 50 us).  A timer of that length, plus the thread's slack,
+ * is still in the future when the kernel arms it, so that it blocks even
+ * on a kernel with the early return, and ends like the kernel series' own
+ * full-slack sleep: at the next timer interrupt at most one slack later
+ * (with nap added).
+ */
+static enum action zero_action(long long late, struct timespec *nap)
+{
+	long slack;
+
+	switch (get_policy()) {
+	case ZEROSLEEP_RETURN:
+		return A_RETURN;
+	case ZEROSLEEP_SCHEDULE:
+		return A_SCHEDULE;
+	case ZEROSLEEP_FULL_SLACK:
+		slack = timer_slack();
+		/* The end of the slack has passed: nothing to sleep for. */
+		if (slack <= 1 || late >= slack)
+			return A_RETURN;
+		if (!kernel_returns_early(slack))
+			return A_REAL;
+		nap->tv_sec = 0;
+		nap->tv_nsec = slack / 2 < 50 * NSEC_PER_USEC ? slack / 2 :
+			       50 * NSEC_PER_USEC;
+		return A_SLEEP;
+	default:
+		return A_REAL;
+	}
+}
+
+/* The zero-length sleep itself, under A_RETURN or A_SCHEDULE. */
+static void zero_sleep(enum action action)
 {
 	int saved_errno = errno;
 
 	pthread_testcancel();
-	if (policy == ZEROSLEEP_SCHEDULE)
+	if (action == A_SCHEDULE)
 		sched_yield();
 	errno = saved_errno;
 }
 
-ZS_EXPORT unsigned int sleep(unsigned int seconds)
+ZS_SLEEP_FN unsigned int sleep(unsigned int seconds)
 {
-	if (seconds == 0 && handled()) {
-		zero_sleep();
-		return 0;
-	}
-	return real_sleep()(seconds);
+	struct timespec nap;
+	enum action action;
+
+	if (seconds != 0 || get_policy() == ZEROSLEEP_DEFAULT)
+		return real_sleep()(seconds);
+	action = zero_action(0, &nap);
+	if (action == A_REAL)
+		return real_sleep()(seconds);
+	if (action == A_SLEEP)
+		real_nanosleep()(&nap, NULL);	/* interrupted: 0 s were left */
+	else
+		zero_sleep(action);
+	return 0;
 }
 
-ZS_EXPORT int usleep(useconds_t usec)
+ZS_SLEEP_FN int usleep(useconds_t usec)
 {
-	if (usec == 0 && handled()) {
-		zero_sleep();
-		return 0;
-	}
-	return real_usleep()(usec);
+	struct timespec nap;
+	enum action action;
+
+	if (usec != 0 || get_policy() == ZEROSLEEP_DEFAULT)
+		return real_usleep()(usec);
+	action = zero_action(0, &nap);
+	if (action == A_REAL)
+		return real_usleep()(usec);
+	if (action == A_SLEEP)
+		return real_nanosleep()(&nap, NULL);
+	zero_sleep(action);
+	return 0;
 }
 
-ZS_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+ZS_SLEEP_FN int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-	if (req && handled() && valid(req) && is_zero(req)) {
-		zero_sleep();
-		return 0;
-	}
-	return real_nanosleep()(req, rem);
+	struct timespec ts, nap;
+	enum action action;
+
+	if (get_policy() == ZEROSLEEP_DEFAULT || copy_timespec(req, &ts) ||
+	    !valid(&ts) || !is_zero(&ts))
+		return real_nanosleep()(req, rem);
+	action = zero_action(0, &nap);
+	if (action == A_REAL)
+		return real_nanosleep()(req, rem);
+	if (action == A_SLEEP)
+		return real_nanosleep()(&nap, rem);
+	zero_sleep(action);
+	return 0;
 }
 
-ZS_EXPORT int clock_nanosleep(clockid_t clock, int flags,
+ZS_SLEEP_FN int clock_nanosleep(clockid_t clock, int flags,
 			      const struct timespec *req, struct timespec *rem)
 {
-	if (req && handled() && hrtimer_clock(clock) && valid(req) &&
-	    ((flags & TIMER_ABSTIME) ? not_in_future(clock, req) : is_zero(req))) {
-		zero_sleep();
-		return 0;
-	}
-	return real_clock_nanosleep()(clock, flags, req, rem);
+	struct timespec ts, nap;
+	enum action action;
+	long long late = 0;
+
+	if (get_policy() == ZEROSLEEP_DEFAULT || !hrtimer_clock(clock) ||
+	    copy_timespec(req, &ts) || !valid(&ts))
+		return real_clock_nanosleep()(clock, flags, req, rem);
+	if (flags & TIMER_ABSTIME)
+		late = behind(clock, &ts);
+	else if (!is_zero(&ts))
+		late = -1;
+	if (late < 0)
+		return real_clock_nanosleep()(clock, flags, req, rem);
+	action = zero_action(late, &nap);
+	if (action == A_REAL)
+		return real_clock_nanosleep()(clock, flags, req, rem);
+	/* An absolute sleep never writes @rem; a relative one, as the kernel. */
+	if (action == A_SLEEP)
+		return real_clock_nanosleep()(clock, 0, &nap,
+					      (flags & TIMER_ABSTIME) ? NULL : rem);
+	zero_sleep(action);
+	return 0;
 }
 
-ZS_EXPORT int thrd_sleep(const struct timespec *duration,
+ZS_SLEEP_FN int thrd_sleep(const struct timespec *duration,
 			 struct timespec *remaining)
 {
-	if (duration && handled() && valid(duration) && is_zero(duration)) {
-		zero_sleep();
-		return 0;
-	}
-	return real_thrd_sleep()(duration, remaining);
+	struct timespec ts, nap;
+	enum action action;
+
+	if (get_policy() == ZEROSLEEP_DEFAULT || copy_timespec(duration, &ts) ||
+	    !valid(&ts) || !is_zero(&ts))
+		return real_thrd_sleep()(duration, remaining);
+	action = zero_action(0, &nap);
+	if (action == A_REAL)
+		return real_thrd_sleep()(duration, remaining);
+	if (action == A_SLEEP)
+		return real_thrd_sleep()(&nap, remaining);
+	zero_sleep(action);
+	return 0;
 }

@@ -3,31 +3,43 @@
  * zerosleep - run a command with a zero-length sleep policy, or show or
  * change the policy of a running process, in the manner of chrt(1).
  *
- *   zerosleep [-q] [--kernel-only] POLICY [--] COMMAND [ARG...]
+ *   zerosleep [-q] [--kernel-only|--run-anyway] POLICY [--] COMMAND [ARG...]
  *   zerosleep [-a] -p [POLICY] PID
  *
  * With the kernel series, the policy is set with prctl() and kept across
  * execve().  Without it, COMMAND runs with libzerosleep-preload.so in
- * LD_PRELOAD and the policy in ZEROSLEEP_POLICY.
+ * LD_PRELOAD and the policy in ZEROSLEEP_POLICY (nothing is preloaded for
+ * default, the kernel's own behaviour).
+ *
+ * The preload cannot reach a statically linked program, a set-user-ID or
+ * set-group-ID one, or one of another architecture: the launcher looks at
+ * COMMAND first and refuses to run it (unless --run-anyway) rather than run
+ * it without the policy.
  *
  * Exit status, as env(1): 125 for the launcher's own failures, 126 when
  * COMMAND cannot be run, 127 when it is not found, otherwise COMMAND's.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <zerosleep.h>
 
 #ifndef ZEROSLEEP_VERSION
-# define ZEROSLEEP_VERSION "2.0.0"
+# define ZEROSLEEP_VERSION "2.1.0"
 #endif
 #ifndef ZEROSLEEP_PRELOAD
 # define ZEROSLEEP_PRELOAD "/usr/local/lib/zerosleep/libzerosleep-preload.so"
@@ -65,6 +77,8 @@ static void usage(void)
 " -p, --pid         show or change the process PID instead of running COMMAND\n"
 " -q, --quiet       no notice when the preload fallback is used\n"
 "     --kernel-only fail instead of using the preload fallback\n"
+"     --run-anyway  run COMMAND without the policy when the fallback cannot\n"
+"                   reach it (static, set-user-ID); otherwise exit 125\n"
 " -h, --help        display this help\n"
 " -V, --version     display version\n"
 "\n"
@@ -148,8 +162,20 @@ static int report(const char *what, const char *kind, pid_t tid, int err)
 {
 	if (err == ENOTSUP)
 		no_kernel_support("-p");
-	fprintf(stderr, PROG ": cannot %s the policy of %s %d: %s\n",
-		what, kind, (int)tid, strerror(err));
+	/*
+	 * The kernel's rule, unlike sched_getscheduler()'s: the threads of a
+	 * process may use each other's policy files; any other task, even one
+	 * of the same user, needs CAP_SYS_NICE over the target, to read too.
+	 */
+	if (err == EPERM)
+		fprintf(stderr, PROG ": cannot %s the policy of %s %d: %s "
+			"(%s the policy of another process needs CAP_SYS_NICE, "
+			"even for its owner, and the consent of any security "
+			"module)\n", what, kind, (int)tid,
+			strerror(err), what[0] == 'g' ? "reading" : "changing");
+	else
+		fprintf(stderr, PROG ": cannot %s the policy of %s %d: %s\n",
+			what, kind, (int)tid, strerror(err));
 	return EXIT_FAIL;
 }
 
@@ -356,16 +382,280 @@ static int add_preload(const char *path)
 	return ret;
 }
 
-static void fallback(int policy, int kernel_only)
+/* Report that COMMAND could not be executed; return the exit status. */
+static int exec_failed(const char *command, int err)
 {
-	char buf[PATH_MAX];
+	fprintf(stderr, PROG ": failed to execute '%s': %s\n", command,
+		strerror(err));
+	return err == ENOENT ? EXIT_ENOENT : EXIT_CANNOT_INVOKE;
+}
+
+/* @file exists, is a regular file and may be executed; else errno is set. */
+static int executable(const char *file)
+{
+	struct stat st;
+
+	if (stat(file, &st) < 0)
+		return 0;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EACCES;
+		return 0;
+	}
+	return faccessat(AT_FDCWD, file, X_OK, AT_EACCESS) == 0;
+}
+
+/*
+ * Find @command as execvp() will: a name with a slash as it is, any other
+ * in each directory of PATH (the C library's default when PATH is unset).
+ * Returns the file, or NULL with errno set: EACCES when a match cannot be
+ * executed, ENOENT when there is none.
+ */
+static const char *find_command(const char *command, char *buf, size_t size)
+{
+	size_t len = strlen(command), dlen;
+	const char *dir, *end;
+	int eacces = 0;
+
+	if (!*command) {
+		errno = ENOENT;
+		return NULL;
+	}
+	if (strchr(command, '/'))
+		return executable(command) ? command : NULL;
+	dir = getenv("PATH");
+	if (!dir)
+		dir = "/bin:/usr/bin";
+	for (;; dir = end + 1) {
+		end = strchr(dir, ':');
+		if (!end)
+			end = dir + strlen(dir);
+		dlen = (size_t)(end - dir);
+		if (dlen + 1 + len + 1 <= size) {
+			/* An empty entry is the current directory. */
+			memcpy(buf, dir, dlen);
+			if (dlen)
+				buf[dlen++] = '/';
+			memcpy(buf + dlen, command, len + 1);
+			if (executable(buf))
+				return buf;
+			if (errno == EACCES)
+				eacces = 1;
+			else if (errno != ENOENT && errno != ENOTDIR &&
+				 errno != ESTALE && errno != ENODEV &&
+				 errno != ETIMEDOUT)
+				return NULL;
+		}
+		if (!*end)
+			break;
+	}
+	errno = eacces ? EACCES : ENOENT;
+	return NULL;
+}
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+# define ELFDATA_NATIVE ELFDATA2LSB
+#else
+# define ELFDATA_NATIVE ELFDATA2MSB
+#endif
+
+/* What the dynamic linker needs to know about an executable. */
+struct elf_info {
+	unsigned char class, data;	/* EI_CLASS, EI_DATA */
+	unsigned int machine;		/* e_machine, if data is native */
+	int interp;			/* has PT_INTERP: dynamically linked */
+};
+
+enum file_kind { FILE_OTHER, FILE_ELF, FILE_SCRIPT };
+
+#define READ_ELF_PHDRS(Ehdr, Phdr)					\
+	do {								\
+		Ehdr eh;						\
+		Phdr ph;						\
+		unsigned int i;						\
+									\
+		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh)) \
+			break;						\
+		info->machine = eh.e_machine;				\
+		for (i = 0; i < eh.e_phnum && i < 4096; i++) {		\
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + \
+			    (off_t)i * eh.e_phentsize)) != (ssize_t)sizeof(ph)) \
+				break;					\
+			if (ph.p_type == PT_INTERP)			\
+				info->interp = 1;			\
+		}							\
+	} while (0)
+
+/*
+ * Look at the start of @file: an ELF file (@info filled in), a script
+ * (its interpreter copied to @interp), or anything else, which execvp()
+ * runs with /bin/sh.  A file that cannot be read counts as anything else.
+ */
+static enum file_kind read_file_kind(const char *file, struct elf_info *info,
+				     char *interp, size_t size)
+{
+	unsigned char head[256];
+	enum file_kind kind = FILE_OTHER;
+	ssize_t n;
+	size_t len;
+	char *p;
+	int fd;
+
+	memset(info, 0, sizeof(*info));
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return FILE_OTHER;
+	n = pread(fd, head, sizeof(head) - 1, 0);
+	if (n >= EI_NIDENT && memcmp(head, ELFMAG, SELFMAG) == 0) {
+		kind = FILE_ELF;
+		info->class = head[EI_CLASS];
+		info->data = head[EI_DATA];
+		if (info->data == ELFDATA_NATIVE && info->class == ELFCLASS64)
+			READ_ELF_PHDRS(Elf64_Ehdr, Elf64_Phdr);
+		else if (info->data == ELFDATA_NATIVE &&
+			 info->class == ELFCLASS32)
+			READ_ELF_PHDRS(Elf32_Ehdr, Elf32_Phdr);
+	} else if (n > 2 && head[0] == '#' && head[1] == '!') {
+		head[n] = '\0';
+		p = (char *)head + 2;
+		p += strspn(p, " \t");
+		len = strcspn(p, " \t\n");
+		if (len > 0 && len < size && p[len] != '\0') {
+			memcpy(interp, p, len);
+			interp[len] = '\0';
+			kind = FILE_SCRIPT;
+		}
+	}
+	close(fd);
+	return kind;
+}
+
+/*
+ * Whether executing @file gives the program other credentials than ours,
+ * so that the dynamic linker runs in secure mode and ignores LD_PRELOAD.
+ * Returns why, or NULL.
+ */
+static const char *secure_exec(const char *file)
+{
+	int ignored = prctl(PR_GET_NO_NEW_PRIVS, 0L, 0L, 0L, 0L) == 1;
+	struct statvfs sv;
+	struct stat st;
+
+	if (geteuid() != getuid() || getegid() != getgid())
+		return "would run with an effective user or group ID other "
+		       "than the real one, and the dynamic linker ignores "
+		       "LD_PRELOAD then";
+	if (stat(file, &st) < 0)
+		return NULL;
+	/* The kernel ignores the bits on a nosuid mount, or after no_new_privs. */
+	if (ignored || (statvfs(file, &sv) == 0 && (sv.f_flag & ST_NOSUID)))
+		return NULL;
+	if ((st.st_mode & S_ISUID) && st.st_uid != getuid())
+		return "is set-user-ID, and the dynamic linker ignores "
+		       "LD_PRELOAD for such programs";
+	if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) &&
+	    st.st_gid != getgid())
+		return "is set-group-ID, and the dynamic linker ignores "
+		       "LD_PRELOAD for such programs";
+	if (getuid() != 0 && getxattr(file, "security.capability", NULL, 0) > 0)
+		return "has file capabilities, and the dynamic linker ignores "
+		       "LD_PRELOAD for such programs";
+	return NULL;
+}
+
+/*
+ * Why the preload library @preload cannot reach the program that executing
+ * @file runs, following #! interpreters: a description into @why, and 1;
+ * 0 when it can, or when that cannot be told.
+ */
+static int unreachable(const char *file, const char *preload, char *why,
+		       size_t size)
+{
+	static char interp[2][256];
+	struct elf_info info, lib;
+	const char *cur = file, *what = NULL;
+	int depth;
+
+	for (depth = 0; depth < 5; depth++) {
+		switch (read_file_kind(cur, &info, interp[depth % 2],
+				       sizeof(interp[0]))) {
+		case FILE_SCRIPT:
+			cur = interp[depth % 2];
+			continue;
+		case FILE_OTHER:
+			/* execvp() runs a file of another format with the shell. */
+			if (depth == 0 && access(cur, R_OK) == 0) {
+				cur = "/bin/sh";
+				continue;
+			}
+			/* Unreadable (execute-only), say: its mode still tells. */
+			what = secure_exec(cur);
+			break;
+		case FILE_ELF:
+			if (read_file_kind(preload, &lib, NULL, 0) == FILE_ELF &&
+			    (info.class != lib.class || info.data != lib.data ||
+			     info.machine != lib.machine))
+				what = info.class == ELFCLASS32 &&
+				       lib.class == ELFCLASS64 ?
+				       "is a 32-bit program, and " PRELOAD_NAME
+				       " is 64-bit" :
+				       "is built for another architecture than "
+				       PRELOAD_NAME;
+			else if (!(what = secure_exec(cur)) && !info.interp)
+				what = "is statically linked";
+			break;
+		}
+		break;
+	}
+	/* Too many interpreters make execve() fail: nothing to say here. */
+	if (depth == 5 || !what)
+		return 0;
+	if (cur == file)
+		snprintf(why, size, "it %s", what);
+	else
+		snprintf(why, size, "its interpreter, %s, %s", cur, what);
+	return 1;
+}
+
+/* Whether an entry of LD_PRELOAD is a libzerosleep-preload.so. */
+static int preload_loaded(void)
+{
+	const char *p = getenv("LD_PRELOAD");
+	size_t len, nlen = strlen(PRELOAD_NAME);
+
+	for (; p && *p; p += len) {
+		p += strspn(p, " :");
+		len = strcspn(p, " :");
+		if (len >= nlen && strncmp(p + len - nlen, PRELOAD_NAME, nlen) == 0 &&
+		    (len == nlen || p[len - nlen - 1] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * On a kernel without the series: set up the preload fallback for
+ * @command (found at @file), or leave it alone when it would do nothing.
+ * Exits on failure.
+ */
+static void fallback(int policy, const char *command, const char *file,
+		     int run_anyway)
+{
+	char buf[PATH_MAX], why[PATH_MAX + 160];
 	const char *path;
 
-	if (kernel_only) {
-		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
-			"policies and --kernel-only was given (without it, "
-			PRELOAD_NAME " would be used)\n");
-		exit(EXIT_FAIL);
+	/*
+	 * default is the kernel's own behaviour: nothing to preload.  Only a
+	 * preload that COMMAND inherits (a launcher that runs a launcher)
+	 * must be told.
+	 */
+	if (policy == ZEROSLEEP_DEFAULT) {
+		if (preload_loaded() &&
+		    setenv("ZEROSLEEP_POLICY", zerosleep_policy_name(policy), 1) < 0) {
+			fprintf(stderr, PROG ": cannot set the environment: "
+				"%s\n", strerror(errno));
+			exit(EXIT_FAIL);
+		}
+		return;
 	}
 	path = find_preload(buf, sizeof(buf));
 	if (!path) {
@@ -379,35 +669,94 @@ static void fallback(int policy, int kernel_only)
 			"name a path with a space or colon\n", path);
 		exit(EXIT_FAIL);
 	}
+	if (unreachable(file, path, why, sizeof(why))) {
+		if (!run_anyway) {
+			fprintf(stderr, PROG ": this kernel lacks zero-length "
+				"sleep policies, and " PRELOAD_NAME " cannot "
+				"reach '%s': %s (--run-anyway runs it without "
+				"the policy)\n", command, why);
+			exit(EXIT_FAIL);
+		}
+		if (!quiet)
+			fprintf(stderr, PROG ": this kernel lacks zero-length "
+				"sleep policies, and " PRELOAD_NAME " cannot "
+				"reach '%s': %s; running it without the policy "
+				"(--run-anyway)\n", command, why);
+	} else if (!quiet) {
+		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
+			"policies; using " PRELOAD_NAME " (dynamically linked "
+			"programs only; -q silences this)\n");
+	}
 	if (setenv("ZEROSLEEP_POLICY", zerosleep_policy_name(policy), 1) < 0 ||
 	    add_preload(path) < 0) {
 		fprintf(stderr, PROG ": cannot set the environment: %s\n",
 			strerror(errno));
 		exit(EXIT_FAIL);
 	}
-	if (!quiet)
-		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
-			"policies; using " PRELOAD_NAME " (dynamically linked "
-			"programs only; -q silences this)\n");
+}
+
+/*
+ * Report a bad option and exit: @word is the command-line word that
+ * getopt_long() was looking at, @optopt its failing short option.
+ */
+static void __attribute__((noreturn))
+bad_option(const struct option *longopts, const char *word, int short_opt)
+{
+	const struct option *o, *match = NULL;
+	size_t len;
+	int matches = 0;
+
+	if (strncmp(word, "--", 2) != 0) {
+		char name[3] = { '-', (char)short_opt, '\0' };
+
+		usage_error("unknown option '%s'", name);
+	}
+	/* A long option, maybe abbreviated, maybe with "=VALUE". */
+	len = strcspn(word + 2, "=");
+	for (o = longopts; o->name; o++) {
+		if (strncmp(o->name, word + 2, len) != 0)
+			continue;
+		if (strlen(o->name) == len) {
+			match = o;
+			matches = 1;
+			break;
+		}
+		match = o;
+		matches++;
+	}
+	if (matches > 1)
+		usage_error("ambiguous option '%s'", word);
+	if (matches == 1 && word[2 + len] == '=')
+		usage_error("invalid option '%s': --%s takes no argument", word,
+			    match->name);
+	usage_error("unknown option '%s'", word);
 }
 
 int main(int argc, char **argv)
 {
-	enum { OPT_KERNEL_ONLY = 256 };
+	enum { OPT_KERNEL_ONLY = 256, OPT_RUN_ANYWAY };
 	static const struct option longopts[] = {
 		{ "all-tasks",	 no_argument, NULL, 'a' },
 		{ "pid",	 no_argument, NULL, 'p' },
 		{ "quiet",	 no_argument, NULL, 'q' },
 		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
+		{ "run-anyway",	 no_argument, NULL, OPT_RUN_ANYWAY },
 		{ "help",	 no_argument, NULL, 'h' },
 		{ "version",	 no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int all = 0, pid_mode = 0, kernel_only = 0, c, policy, err;
-	char optname[3] = "-?";
+	int all = 0, pid_mode = 0, kernel_only = 0, run_anyway = 0;
+	int c, policy, word;
+	char buf[PATH_MAX];
+	const char *file;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+apqhV", longopts, NULL)) != -1) {
+	for (;;) {
+		/* The word that getopt_long() looks at, for the messages. */
+		word = optind;
+		c = getopt_long(argc, argv, "+apqhV", longopts, NULL);
+		if (c == -1)
+			break;
 		switch (c) {
 		case 'a':
 			all = 1;
@@ -421,6 +770,9 @@ int main(int argc, char **argv)
 		case OPT_KERNEL_ONLY:
 			kernel_only = 1;
 			break;
+		case OPT_RUN_ANYWAY:
+			run_anyway = 1;
+			break;
 		case 'h':
 			usage();
 			return close_stdout();
@@ -428,16 +780,18 @@ int main(int argc, char **argv)
 			printf(PROG " (zerosleep) " ZEROSLEEP_VERSION "\n");
 			return close_stdout();
 		default:
-			if (optopt) {
-				optname[1] = (char)optopt;
-				usage_error("unknown option '%s'", optname);
-			}
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			bad_option(longopts, word < argc ? argv[word] : "",
+				   optopt);
 		}
 	}
 
-	if (pid_mode)
+	if (pid_mode) {
+		/* --kernel-only goes without saying there. */
+		if (run_anyway)
+			usage_error("option '%s' is for running a command, not "
+				    "for -p", "--run-anyway");
 		return do_pid(argc - optind, argv + optind, all);
+	}
 
 	if (all)
 		usage_error("option '%s' needs -p", "-a");
@@ -449,17 +803,27 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		usage_error("no command given");
 
-	if (!zerosleep_is_supported()) {
-		fallback(policy, kernel_only);
-	} else if (zerosleep_set_policy(policy) < 0) {
-		fprintf(stderr, PROG ": cannot set the policy: %s\n",
-			strerror(errno));
-		return EXIT_FAIL;
+	if (zerosleep_is_supported()) {
+		if (zerosleep_set_policy(policy) < 0) {
+			fprintf(stderr, PROG ": cannot set the policy: %s\n",
+				strerror(errno));
+			return EXIT_FAIL;
+		}
+	} else {
+		if (kernel_only) {
+			fprintf(stderr, PROG ": this kernel lacks zero-length "
+				"sleep policies and --kernel-only was given%s\n",
+				policy == ZEROSLEEP_DEFAULT ? "" : " (without "
+				"it, " PRELOAD_NAME " would be used)");
+			return EXIT_FAIL;
+		}
+		/* A command that cannot run gets its own message, and only it. */
+		file = find_command(argv[optind], buf, sizeof(buf));
+		if (!file)
+			return exec_failed(argv[optind], errno);
+		fallback(policy, argv[optind], file, run_anyway);
 	}
 
 	execvp(argv[optind], argv + optind);
-	err = errno;
-	fprintf(stderr, PROG ": failed to execute '%s': %s\n", argv[optind],
-		strerror(err));
-	return err == ENOENT ? EXIT_ENOENT : EXIT_CANNOT_INVOKE;
+	return exec_failed(argv[optind], errno);
 }

@@ -3,12 +3,28 @@
  * libzerosleep: get and set the zero-length sleep policy of a thread.
  *
  * The calling thread and its process are served by
- * prctl(PR_[GS]ET_TIMERSLACK_ZERO_POLICY), any thread by /proc/<tid>/task/<tid>/timerslack_zero_policy.  Whether the
- * kernel has the feature is probed once, with PR_GET_TIMERSLACK_ZERO_POLICY,
- * which a kernel without it rejects with EINVAL; from then on every call that
- * needs the kernel fails with ENOTSUP instead, so that callers never have to
- * tell "unknown prctl option" from "bad argument".
+ * prctl(PR_[GS]ET_TIMERSLACK_ZERO_POLICY), any thread by
+ * /proc/<tid>/task/<tid>/timerslack_zero_policy.  Whether the kernel has the
+ * feature is probed once, with PR_GET_TIMERSLACK_ZERO_POLICY, which a kernel
+ * without it rejects with EINVAL; from then on every call that needs the
+ * kernel fails with ENOTSUP instead, so that callers never have to tell
+ * "unknown prctl option" from "bad argument".
+ *
+ * The fallback: on a kernel without the feature, the same probe looks for
+ * libzerosleep-preload.so in the process, with dlsym(RTLD_DEFAULT) on the
+ * two functions it exports for this purpose (src/preload.c):
+ *
+ *   int zerosleep_preload_get_policy(void);
+ *   int zerosleep_preload_set_policy(int policy);  (0, or -1 and EINVAL)
+ *
+ * When both are there, zerosleep_get_policy(), zerosleep_set_policy() and
+ * zerosleep_set_process_policy() read and set the policy that the preload
+ * applies, which is one for the whole process; the /proc functions still
+ * fail with ENOTSUP (the policy lives in this process's memory, and no
+ * kernel file shows it).  When they are not, nothing changes: ENOTSUP.  A
+ * kernel with the feature always wins: the preload is then not asked.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -42,26 +58,59 @@ _Static_assert(ZEROSLEEP_SCHEDULE == PR_TIMERSLACK_ZERO_SCHEDULE,
 #ifndef zs_prctl
 # define zs_prctl prctl
 #endif
+#ifndef zs_dlsym
+# define zs_dlsym dlsym
+#endif
 
 #define ZS_PROC_FILE "timerslack_zero_policy"
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int kernel_supported;
 
+/* The preload's interface, when the fallback is loaded (see above). */
+typedef int (*preload_get_fn)(void);
+typedef int (*preload_set_fn)(int);
+static preload_get_fn preload_get;
+static preload_set_fn preload_set;
+
 static void probe(void)
 {
+	void *get, *set;
+
 	kernel_supported = zs_prctl(PR_GET_TIMERSLACK_ZERO_POLICY,
 				    0UL, 0UL, 0UL, 0UL) >= 0;
+	if (kernel_supported)
+		return;
+	get = zs_dlsym(RTLD_DEFAULT, "zerosleep_preload_get_policy");
+	set = zs_dlsym(RTLD_DEFAULT, "zerosleep_preload_set_policy");
+	if (get && set) {
+		preload_get = (preload_get_fn)get;
+		preload_set = (preload_set_fn)set;
+	}
 }
 
-ZS_EXPORT int zerosleep_is_supported(void)
+/* Probe once; leaves errno alone. */
+static void probe_once_keep_errno(void)
 {
 	int saved_errno = errno;
 
 	/* pthread_once() cannot fail for a valid, statically set control. */
 	(void)pthread_once(&probe_once, probe);
 	errno = saved_errno;
+}
+
+ZS_EXPORT int zerosleep_is_supported(void)
+{
+	probe_once_keep_errno();
 	return kernel_supported;
+}
+
+ZS_EXPORT int zerosleep_backend(void)
+{
+	probe_once_keep_errno();
+	if (kernel_supported)
+		return ZEROSLEEP_BACKEND_KERNEL;
+	return preload_get ? ZEROSLEEP_BACKEND_PRELOAD : ZEROSLEEP_BACKEND_NONE;
 }
 
 static int valid_policy(int policy)
@@ -77,29 +126,46 @@ static int fail(int err)
 
 ZS_EXPORT int zerosleep_get_policy(void)
 {
-	if (!zerosleep_is_supported())
+	switch (zerosleep_backend()) {
+	case ZEROSLEEP_BACKEND_KERNEL:
+		return zs_prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0UL, 0UL, 0UL, 0UL);
+	case ZEROSLEEP_BACKEND_PRELOAD:
+		return preload_get();
+	default:
 		return fail(ENOTSUP);
-	return zs_prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0UL, 0UL, 0UL, 0UL);
+	}
 }
 
 ZS_EXPORT int zerosleep_set_policy(int policy)
 {
 	if (!valid_policy(policy))
 		return fail(EINVAL);
-	if (!zerosleep_is_supported())
+	switch (zerosleep_backend()) {
+	case ZEROSLEEP_BACKEND_KERNEL:
+		if (zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, (unsigned long)policy,
+			     0UL, 0UL, 0UL) < 0)
+			return -1;
+		return 0;
+	case ZEROSLEEP_BACKEND_PRELOAD:
+		/* The preload's policy is the process's: see the man page. */
+		return preload_set(policy) < 0 ? -1 : 0;
+	default:
 		return fail(ENOTSUP);
-	if (zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, (unsigned long)policy,
-		     0UL, 0UL, 0UL) < 0)
-		return -1;
-	return 0;
+	}
 }
 
 ZS_EXPORT int zerosleep_set_process_policy(int policy)
 {
 	if (!valid_policy(policy))
 		return fail(EINVAL);
-	if (!zerosleep_is_supported())
+	switch (zerosleep_backend()) {
+	case ZEROSLEEP_BACKEND_KERNEL:
+		break;
+	case ZEROSLEEP_BACKEND_PRELOAD:
+		return preload_set(policy) < 0 ? -1 : 0;
+	default:
 		return fail(ENOTSUP);
+	}
 	if (zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, (unsigned long)policy,
 		     (unsigned long)PR_TIMERSLACK_ZERO_ALL_THREADS, 0UL, 0UL) < 0) {
 		/* The policy is valid: EINVAL means a kernel without the flag. */

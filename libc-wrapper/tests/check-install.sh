@@ -10,7 +10,9 @@
 # installed library.  Also checks the soname, the exported symbols and
 # their versions, the static library, the preload library, that the
 # launcher runs and finds the preload library without any help, and
-# uninstall.
+# uninstall.  Then the same for the project's top-level `make install`
+# (libraries, launcher and every man page, each installed once) and
+# `make uninstall`, which must leave nothing but empty directories.
 #
 # Environment: O (the build directory), MAKE, CC.
 # Conditions are passed to check() in single quotes and evaluated there, so
@@ -49,24 +51,39 @@ check() {
 # run COMMAND...: run it with its output in $D/log for check() to show.
 run() { "$@" >"$D/log" 2>&1; }
 
-api="zerosleep_get_policy zerosleep_get_tid_policy zerosleep_is_supported
-zerosleep_policy_from_name zerosleep_policy_name zerosleep_set_policy
-zerosleep_set_tid_policy"
-api2="zerosleep_set_process_policy"
+# map_symbols MAP: "NODE SYMBOL" for each global symbol of a version
+# script ("- SYMBOL" in an unnamed node), comments dropped.
+map_symbols() {
+	sed -e 's|/\*.*\*/||' -e '/\/\*/,/\*\//d' "$1" | awk '
+		/^[A-Za-z_][A-Za-z0-9_.]*[[:space:]]*\{/ { node = $1; next }
+		/^\{/ { node = "-"; next }
+		/^}/ { node = ""; next }
+		/global:|local:/ { next }
+		node != "" && /^[[:space:]]*[A-Za-z_][A-Za-z0-9_]*;/ {
+			gsub(/[[:space:];]/, ""); print node, $0 }'
+}
 
 check "make install PREFIX=$prefix DESTDIR=..." \
 	run "$MAKE" -C "$src" --no-print-directory O="$B" PREFIX=$prefix \
 		DESTDIR="$dest" install
 
 check "the real library, the two symlinks and the archive are installed" \
-	eval '[[ -f $dest$libdir/libzerosleep.so.2.0.0 && ! -L $dest$libdir/libzerosleep.so.2.0.0 &&
-	        $(readlink "$dest$libdir/libzerosleep.so.2") == libzerosleep.so.2.0.0 &&
+	eval '[[ -f $dest$libdir/libzerosleep.so.2.1.0 && ! -L $dest$libdir/libzerosleep.so.2.1.0 &&
+	        $(readlink "$dest$libdir/libzerosleep.so.2") == libzerosleep.so.2.1.0 &&
 	        $(readlink "$dest$libdir/libzerosleep.so") == libzerosleep.so.2 &&
 	        -f $dest$libdir/libzerosleep.a ]]'
-check "the preload library is installed in LIBDIR/zerosleep and exports only the five sleep functions" \
+# What preload.map exports: the five sleep functions, and whatever else
+# it names.
+preload_want=$(map_symbols "$src/preload.map" | awk '{ print $2 }' | sort | tr "\n" " ")
+preload_sleeps=0
+for f in clock_nanosleep nanosleep sleep thrd_sleep usleep; do
+	[[ " $preload_want" == *" $f "* ]] && preload_sleeps=$((preload_sleeps + 1))
+done
+check "the preload library is installed in LIBDIR/zerosleep and exports only what preload.map names: $preload_want" \
 	eval '[[ -f $dest$libdir/zerosleep/libzerosleep-preload.so ]] &&
+	      ((preload_sleeps == 5)) &&
 	      [[ $(nm -D --defined-only "$dest$libdir/zerosleep/libzerosleep-preload.so" |
-	           awk "{ print \$3 }" | sort | tr "\n" " ") == "clock_nanosleep nanosleep sleep thrd_sleep usleep " ]]'
+	           awk "{ print \$3 }" | sort | tr "\n" " ") == "$preload_want" ]]'
 check "the header, zerosleep.pc and the launcher are installed" \
 	eval '[[ -f $dest$prefix/include/zerosleep.h &&
 	        -f $dest$libdir/pkgconfig/zerosleep.pc &&
@@ -82,17 +99,26 @@ check "each page of ../man/man1 and man3 is installed ($manpages found)" \
 	eval '((manpages >= 0))'
 
 check "readelf -d: SONAME is libzerosleep.so.2" \
-	eval 'readelf -d "$dest$libdir/libzerosleep.so.2.0.0" |
+	eval 'readelf -d "$dest$libdir/libzerosleep.so.2.1.0" |
 	      grep -q "(SONAME).*\[libzerosleep.so.2\]"'
 
 # Every defined dynamic symbol: the API, each in the node of the release
-# that added it, and the version nodes themselves.
-nm -D --defined-only "$dest$libdir/libzerosleep.so.2.0.0" >"$D/nm"
-want=$( (for f in $api; do echo "T $f@@ZEROSLEEP_1.0"; done
-	 for f in $api2; do echo "T $f@@ZEROSLEEP_2.0"; done
-	 echo "A ZEROSLEEP_1.0"; echo "A ZEROSLEEP_2.0") | sort)
+# that added it (as libzerosleep.map has it), and the version nodes
+# themselves.  The functions of the first two releases are named here too,
+# so that a map that lost one fails.
+nm -D --defined-only "$dest$libdir/libzerosleep.so.2.1.0" >"$D/nm"
+map_symbols "$src/libzerosleep.map" >"$D/map"
+want=$( (awk '{ print "T " $2 "@@" $1 }' "$D/map"
+	 awk '{ print "A " $1 }' "$D/map" | sort -u) | sort)
+for f in zerosleep_get_policy zerosleep_get_tid_policy zerosleep_is_supported \
+	 zerosleep_policy_from_name zerosleep_policy_name zerosleep_set_policy \
+	 zerosleep_set_tid_policy; do
+	grep -qx "ZEROSLEEP_1.0 $f" "$D/map" || want="$want (missing: $f@@ZEROSLEEP_1.0)"
+done
+grep -qx "ZEROSLEEP_2.0 zerosleep_set_process_policy" "$D/map" ||
+	want="$want (missing: zerosleep_set_process_policy@@ZEROSLEEP_2.0)"
 got=$(awk '{ print $2, $3 }' "$D/nm" | sort)
-check "nm -D exports only the API, at ZEROSLEEP_1.0 and ZEROSLEEP_2.0" \
+check "nm -D exports only the API, in the nodes of libzerosleep.map: $(awk '{ print $1 }' "$D/map" | sort -u | tr "\n" " ")" \
 	eval '[[ $got == "$want" ]] ||
 	      { echo "$want" >"$D/want"; echo "$got" >"$D/got"; diff "$D/want" "$D/got" >"$D/log"; false; }'
 
@@ -103,8 +129,8 @@ export PKG_CONFIG_SYSROOT_DIR=$dest
 # would drop; keep them so that they point into DESTDIR.
 export PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
 
-check "pkg-config --modversion zerosleep is 2.0.0" \
-	eval '[[ $(pkg-config --modversion zerosleep) == 2.0.0 ]]'
+check "pkg-config --modversion zerosleep is 2.1.0" \
+	eval '[[ $(pkg-config --modversion zerosleep) == 2.1.0 ]]'
 flags=$(pkg-config --cflags --libs zerosleep)
 echo "# pkg-config --cflags --libs zerosleep: $flags"
 check "pkg-config --cflags --libs points into DESTDIR" \
@@ -184,7 +210,7 @@ check "the installed launcher has the library linked in: no libzerosleep.so, no 
 	      ! grep -Eq "RPATH|RUNPATH" "$D/log"'
 out=$("$dest$prefix/bin/zerosleep" --version 2>&1)
 check "the installed launcher runs without LD_LIBRARY_PATH: '$out'" \
-	eval '[[ $out == "zerosleep (zerosleep) 2.0.0" ]]'
+	eval '[[ $out == "zerosleep (zerosleep) 2.1.0" ]]'
 check "the installed launcher looks for the preload in $libdir/zerosleep" \
 	eval 'grep -aq "$libdir/zerosleep/libzerosleep-preload.so" "$dest$prefix/bin/zerosleep"'
 
@@ -193,6 +219,80 @@ check "make uninstall" \
 		DESTDIR="$dest" uninstall
 check "uninstall leaves no files behind" \
 	eval '[[ -z $(find "$dest" ! -type d) ]] || { find "$dest" ! -type d >"$D/log"; false; }'
+check "uninstall removes LIBDIR/zerosleep, the preload library's own directory" \
+	eval '[[ ! -e $dest$libdir/zerosleep ]]'
+
+# ---- the project's make install and make uninstall ----------------------
+
+top=$(cd "$src/.." && pwd)
+tdest=$D/top
+# An install(1) that logs every file it installs, to count them.
+cat >"$D/install-log" <<'END'
+#!/bin/bash
+all=("$@") dirs=0 files=()
+while (($#)); do
+	case $1 in
+	-d) dirs=1; shift ;;
+	-m|-o|-g) shift 2 ;;
+	-*) shift ;;
+	*) files+=("$1"); shift ;;
+	esac
+done
+if ((!dirs && ${#files[@]} >= 2)); then
+	to=${files[-1]}
+	for f in "${files[@]:0:${#files[@]}-1}"; do
+		if [[ -d $to ]]; then echo "${to%/}/${f##*/}"; else echo "$to"; fi
+	done >>"$INSTALL_LOG"
+fi
+exec install "${all[@]}"
+END
+chmod 755 "$D/install-log"
+export INSTALL_LOG=$D/installed
+: >"$INSTALL_LOG"
+
+# A build directory of its own: make install rebuilds the launcher for its
+# PREFIX, and other tests may be using build/libc-wrapper.
+"$MAKE" -C "$top" --no-print-directory BUILD="$D/build" PREFIX=$prefix \
+	DESTDIR="$tdest" INSTALL="$D/install-log" install >"$D/install-out" 2>&1
+rc=$?
+check "top-level make install PREFIX=$prefix DESTDIR=... (a build directory of its own)" \
+	eval '((rc == 0)) || { cp "$D/install-out" "$D/log"; false; }'
+check "make lib, which install runs, says where the launcher and the libraries are" \
+	eval 'grep -q "the launcher is $D/build/libc-wrapper/zerosleep$" "$D/install-out" &&
+	      grep -q "libzerosleep-preload.so are in $D/build/libc-wrapper$" "$D/install-out"'
+pages=$(cd "$top/man" && ls man*/*.[0-9]*)
+missing=
+for page in $pages; do
+	[[ -f $tdest$prefix/share/man/$page ]] || missing="$missing $page"
+done
+check "every man page is installed, man2const and man5 too ($(wc -w <<<"$pages") pages)" \
+	eval '[[ -n $pages && -z $missing ]] || { echo "missing:$missing" >"$D/log"; false; }'
+check "each file is installed once (the man1 and man3 pages too)" \
+	eval '[[ -s $INSTALL_LOG && -z $(sort "$INSTALL_LOG" | uniq -d) ]] ||
+	      { sort "$INSTALL_LOG" | uniq -d >"$D/log"; false; }'
+check "the libraries, the preload library, the header, zerosleep.pc and the launcher are installed" \
+	eval '[[ -f $tdest$libdir/libzerosleep.so.2.1.0 && -L $tdest$libdir/libzerosleep.so.2 &&
+	        -L $tdest$libdir/libzerosleep.so && -f $tdest$libdir/libzerosleep.a &&
+	        -f $tdest$libdir/zerosleep/libzerosleep-preload.so &&
+	        -f $tdest$prefix/include/zerosleep.h && -f $tdest$libdir/pkgconfig/zerosleep.pc &&
+	        -x $tdest$prefix/bin/zerosleep ]]'
+echo "# make install put $(find "$tdest" ! -type d | wc -l) files and links under DESTDIR"
+check "top-level make uninstall PREFIX=$prefix DESTDIR=..." \
+	run "$MAKE" -C "$top" --no-print-directory BUILD="$D/build" PREFIX=$prefix \
+		DESTDIR="$tdest" uninstall
+check "make uninstall leaves no file or link" \
+	eval '[[ -z $(find "$tdest" ! -type d) ]] || { find "$tdest" ! -type d >"$D/log"; false; }'
+check "nor LIBDIR/zerosleep; with its empty directories removed, DESTDIR is empty" \
+	eval '[[ ! -e $tdest$libdir/zerosleep ]] &&
+	      find "$tdest" -mindepth 1 -depth -type d -empty -delete &&
+	      [[ -z $(ls -A "$tdest") ]]'
+check "make uninstall with nothing installed succeeds" \
+	run "$MAKE" -C "$top" --no-print-directory BUILD="$D/build" PREFIX=$prefix \
+		DESTDIR="$tdest" uninstall
+help=$("$MAKE" -s -C "$top" --no-print-directory help)
+check "make help lists lib, install and uninstall" \
+	eval 'grep -q "^ *make lib " <<<"$help" && grep -q "^ *make install " <<<"$help" &&
+	      grep -q "^ *make uninstall " <<<"$help"'
 
 echo "1..$n"
 ((failed == 0))

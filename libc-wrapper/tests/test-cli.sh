@@ -6,7 +6,9 @@
 # ZEROSLEEP_EXPECT=unsupported (a kernel without the feature): the command
 # line, messages and exit statuses; that COMMAND runs with the preload
 # fallback, which speeds an unchanged Python time.sleep(0) loop up at least
-# 100 times; -q and --kernel-only; 125 for -p.
+# 100 times; -q and --kernel-only; 125 for -p; the notice only when the
+# fallback acts (not for default, nor for a command that cannot run); 125
+# for programs that the fallback cannot reach, and --run-anyway.
 # ZEROSLEEP_EXPECT=supported (the patched kernel, as root): that the kernel
 # path is taken (no preload), that the policy really reaches the command,
 # its threads and its children, -p and -a, the speed-up of time.sleep(0),
@@ -152,11 +154,11 @@ test_common() {
 	check "-h: exit 0 with the usage" \
 		eval 'status_is 0 && grep -q "^Usage:" "$T/out"'
 	zs --version
-	check "--version: exit 0, 'zerosleep (zerosleep) 2.0.0'" \
-		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 2.0.0" && stderr_empty'
+	check "--version: exit 0, 'zerosleep (zerosleep) 2.1.0'" \
+		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 2.1.0" && stderr_empty'
 	zs -V
 	check "-V: exit 0 with the version" \
-		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 2.0.0"'
+		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 2.1.0"'
 	if [[ -w /dev/full ]]; then
 		last_args="--help >/dev/full"
 		"${wrapper[@]}" "$ZS" --help >/dev/full 2>"$T/err"
@@ -201,6 +203,25 @@ test_common() {
 	check "unknown option --bogus: exit 125 naming it" eval 'usage_error --bogus'
 	zs -x return true
 	check "unknown option -x: exit 125 naming it" eval 'usage_error -x'
+	zs -ax return true
+	check "unknown option -x in -ax: exit 125 naming -x" eval 'usage_error -x'
+	# A long option given a value, or unknown with one: the word given is
+	# named, never the short option that it stands for.
+	for w in --help=x --pid=5 --quiet=1 --all-tasks=yes --kernel-only= \
+		 --run-anyway=1 --version=2 --he=x; do
+		zs "$w" return -- touch "$T/ran"
+		check "malformed option '$w': exit 125 naming it, 'takes no argument', COMMAND not run" \
+			eval 'usage_error "$w" && one_error_line "takes no argument" &&
+			      ! grep -q "'"'-[a-zA-Z]'"'" "$T/err" && no_file "$T/ran"'
+	done
+	zs --help=x
+	check "--help=x alone: exit 125, no usage on stdout" \
+		eval 'usage_error --help=x && stdout_empty'
+	zs --bogus=1 return true
+	check "unknown option --bogus=1: exit 125 naming it" eval 'usage_error --bogus=1'
+	zs --run-anyway -p 1
+	check "--run-anyway with -p: exit 125 naming --run-anyway" \
+		eval 'usage_error --run-anyway'
 	zs -a return -- touch "$T/ran"
 	check "-a without -p: exit 125 naming -a" \
 		eval 'usage_error -a && no_file "$T/ran"'
@@ -248,6 +269,53 @@ test_unsupported() {
 	check "--kernel-only: exit 125, one line naming the option, COMMAND not run" \
 		eval 'status_is 125 && stdout_empty && one_error_line "lacks" "--kernel-only" &&
 		      no_file "$T/ran"'
+	zs --kernel-only default -- touch "$T/ran"
+	check "--kernel-only default: exit 125 too, COMMAND not run" \
+		eval 'status_is 125 && one_error_line "lacks" "--kernel-only" && no_file "$T/ran"'
+
+	# default is the kernel's own behaviour: nothing to preload, no notice.
+	last_args="default -- env (LD_PRELOAD and ZEROSLEEP_POLICY unset)"
+	env -u LD_PRELOAD -u ZEROSLEEP_POLICY "${wrapper[@]}" "$ZS" default -- env \
+		>"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	check "default -- COMMAND: no notice, no preload in LD_PRELOAD, no ZEROSLEEP_POLICY" \
+		eval 'status_is 0 && stderr_empty && grep -q "^PATH=" "$T/out" &&
+		      ! grep -q "^LD_PRELOAD=.*libzerosleep-preload" "$T/out" &&
+		      ! grep -q "^ZEROSLEEP_POLICY=" "$T/out"'
+	zs 0 -- cat /proc/self/maps
+	check "default: the preload is not mapped into COMMAND" \
+		eval 'status_is 0 && stderr_empty && grep -q . "$T/out" &&
+		      ! grep -q libzerosleep-preload "$T/out"'
+	zs -q return -- "$ZS" default -- env
+	check "default under an inherited preload: no notice, ZEROSLEEP_POLICY=default" \
+		eval 'status_is 0 && stderr_empty && grep -qx ZEROSLEEP_POLICY=default "$T/out"'
+	zs full-slack -- true
+	check "full-slack -- COMMAND: the notice (the preload gives the policy)" \
+		eval 'status_is 0 && one_error_line "lacks" libzerosleep-preload.so'
+
+	# A command that cannot be reached gets only its own message.
+	zs return -- zerosleep-test-no-such-command
+	check "return -- missing COMMAND: exit 127, only the 127 message, no notice" \
+		eval 'status_is 127 && one_error_line zerosleep-test-no-such-command &&
+		      ! grep -q preload "$T/err"'
+	zs return -- /nonexistent/zerosleep-test
+	check "return -- missing /path: exit 127, no notice" \
+		eval 'status_is 127 && one_error_line /nonexistent/zerosleep-test &&
+		      ! grep -q preload "$T/err"'
+	zs schedule -- "$T"
+	check "schedule -- a directory: exit 126, no notice" \
+		eval 'status_is 126 && one_error_line "$T" && ! grep -q preload "$T/err"'
+	last_args="return -- zerosleep-test-cmd (PATH=$T/empty:$T/bin:\$PATH)"
+	mkdir -p "$T/empty" "$T/bin"
+	printf '#!/bin/sh\necho ran\n' >"$T/bin/zerosleep-test-cmd"
+	chmod 755 "$T/bin/zerosleep-test-cmd"
+	PATH=$T/empty:$T/bin:$PATH "${wrapper[@]}" "$ZS" return -- zerosleep-test-cmd \
+		>"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	check "COMMAND found further down PATH: runs, with the notice" \
+		eval 'status_is 0 && stdout_is ran && one_error_line libzerosleep-preload.so'
+
+	test_unreachable
 	zs -q return -- sh -c 'exit 7'
 	check "COMMAND's exit status is the launcher's (7)" eval 'status_is 7'
 	zs -q return -- sh -c 'exit 125'
@@ -279,6 +347,95 @@ test_unsupported() {
 	zs -a -p $$
 	check "-a -p PID: exit 125, one line" \
 		eval 'status_is 125 && one_error_line "needs a kernel"'
+}
+
+# unreachable_error WHY: exit 125, one line naming the program and WHY and
+# --run-anyway, nothing on stdout.
+unreachable_error() {
+	status_is 125 && stdout_empty && one_error_line "cannot reach" "$1" "--run-anyway"
+}
+
+# Programs that the preload cannot reach: 125 and a clear message, or with
+# --run-anyway the program runs (without the policy).
+test_unreachable() {
+	local cc=${CC:-cc} mnt
+	printf 'int main(void) { return 3; }\n' >"$T/three.c"
+
+	if "$cc" -static -o "$T/static" "$T/three.c" 2>/dev/null; then
+		zs return -- "$T/static"
+		check "return -- a static program: exit 125, 'statically linked', not run" \
+			eval 'unreachable_error "statically linked" && one_error_line "$T/static"'
+		zs full-slack -- "$T/static"
+		check "full-slack -- a static program: exit 125 too" \
+			eval 'unreachable_error "statically linked"'
+		zs default -- "$T/static"
+		check "default -- a static program: runs (nothing to reach), no message" \
+			eval 'status_is 3 && stderr_empty'
+		zs --run-anyway return -- "$T/static"
+		check "--run-anyway return -- a static program: runs (status 3), one line saying so" \
+			eval 'status_is 3 && one_error_line "statically linked" "without the policy" "--run-anyway"'
+		zs -q --run-anyway schedule -- "$T/static"
+		check "-q --run-anyway: runs it, silently" eval 'status_is 3 && stderr_empty'
+		printf '#!%s\n' "$T/static" >"$T/static-script"
+		chmod 755 "$T/static-script"
+		zs return -- "$T/static-script"
+		check "a script whose interpreter is static: exit 125 naming the interpreter" \
+			eval 'unreachable_error "statically linked" && one_error_line "$T/static-script" "interpreter"'
+		mkdir -p "$T/sbin"
+		cp "$T/static" "$T/sbin/zerosleep-test-static"
+		last_args="return zerosleep-test-static (in PATH)"
+		PATH=$T/sbin:$PATH "${wrapper[@]}" "$ZS" return zerosleep-test-static \
+			>"$T/out" 2>"$T/err" </dev/null
+		rc=$?
+		check "a static program found in PATH: exit 125 naming the word given" \
+			eval 'unreachable_error "statically linked" && one_error_line "'"'"'zerosleep-test-static'"'"'"'
+	else
+		n=$((n + 1))
+		echo "ok $n - a static program: exit 125 # SKIP $cc -static does not link"
+	fi
+
+	# Another word size: a real 32-bit program if the compiler makes one,
+	# else just its ELF header, which is all that the launcher reads.
+	if ! "$cc" -m32 -o "$T/m32" "$T/three.c" 2>/dev/null; then
+		printf '\177ELF\001\001\001\000\000\000\000\000\000\000\000\000\002\000\003\000' >"$T/m32"
+		head -c 32 /dev/zero >>"$T/m32"
+		chmod 755 "$T/m32"
+	fi
+	zs return -- "$T/m32"
+	check "return -- a 32-bit program: exit 125, '32-bit', not run" \
+		eval 'unreachable_error "32-bit"'
+
+	# Set-user-ID and set-group-ID programs, owned by someone else.
+	mnt=$(findmnt -no OPTIONS -T "$T" 2>/dev/null)
+	if [[ $(id -u) == 0 && ,$mnt, != *,nosuid,* ]]; then
+		cp /usr/bin/env "$T/suid-env"
+		chown $NOBODY "$T/suid-env"
+		chmod 4755 "$T/suid-env"
+		zs return -- "$T/suid-env" touch "$T/ran"
+		check "return -- a set-user-ID program: exit 125, 'set-user-ID', not run" \
+			eval 'unreachable_error "set-user-ID" && no_file "$T/ran"'
+		zs -q --run-anyway return -- "$T/suid-env" true
+		check "--run-anyway: the set-user-ID program runs" \
+			eval 'status_is 0 && stderr_empty'
+		cp /usr/bin/env "$T/sgid-env"
+		chgrp $NOBODY "$T/sgid-env"
+		chmod 2755 "$T/sgid-env"
+		zs schedule -- "$T/sgid-env" touch "$T/ran"
+		check "schedule -- a set-group-ID program: exit 125, 'set-group-ID', not run" \
+			eval 'unreachable_error "set-group-ID" && no_file "$T/ran"'
+		cp /usr/bin/env "$T/suid-own"
+		chmod 4755 "$T/suid-own"
+		zs return -- "$T/suid-own" true
+		check "a set-user-ID program of the caller's own: reached, the notice" \
+			eval 'status_is 0 && one_error_line libzerosleep-preload.so'
+	elif [[ -u /usr/bin/passwd && $(stat -c %u /usr/bin/passwd) != $(id -u) ]]; then
+		zs return -- /usr/bin/passwd --help
+		check "return -- passwd (set-user-ID): exit 125, 'set-user-ID'" \
+			eval 'unreachable_error "set-user-ID"'
+	else
+		n=$((n + 1))
+		echo "ok $n - a set-user-ID program: exit 125 # SKIP no set-user-ID program of another user here"
+	fi
 }
 
 # An unchanged Python loop of time.sleep(0) at 10 ms timer slack, for 1 s,
@@ -579,6 +736,17 @@ test_eperm() {
 	check "unprivileged -p on another process of the same user: EPERM" \
 		eval 'status_is 125 && one_error_line "Operation not permitted" &&
 		      [[ $(policy_of $mine) == 1 ]]'
+	last_args="-p $mine (as uid $NOBODY)"
+	as_nobody "$ZS" -p "$mine" >"$T/out" 2>"$T/err"
+	rc=$?
+	check "unprivileged -p reading another process of the same user: EPERM, says CAP_SYS_NICE is needed" \
+		eval 'status_is 125 && stdout_empty &&
+		      one_error_line "Operation not permitted" "reading" CAP_SYS_NICE "$mine"'
+	last_args="-a -p $mine (as uid $NOBODY)"
+	as_nobody "$ZS" -a -p "$mine" >"$T/out" 2>"$T/err"
+	rc=$?
+	check "unprivileged -a -p reading it: EPERM too" \
+		eval 'status_is 125 && stdout_empty && one_error_line "Operation not permitted" CAP_SYS_NICE'
 
 	last_args="return -- cat /proc/self/timerslack_zero_policy (as uid $NOBODY)"
 	as_nobody "$ZS" return -- cat /proc/self/timerslack_zero_policy >"$T/out" 2>"$T/err"

@@ -10,6 +10,12 @@
  *
  * Guest mode must run as root: it forks a child that drops to uid 65534 to
  * check EPERM.
+ *
+ * In both modes the program also runs itself again under
+ * libzerosleep-preload.so (from $O), as "test-lib fallback", and relays that
+ * run's results: on a kernel without the feature the library must then
+ * read and set the policy that the preload applies, and show it by the
+ * sleeps that follow; on one with it, the kernel still wins.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zerosleep.h>
@@ -178,8 +186,8 @@ static void test_names(void)
 	   PR_SET_TIMERSLACK_ZERO_POLICY == 0x545a5053 &&
 	   PR_GET_TIMERSLACK_ZERO_POLICY == 0x545a5047,
 	   "the header carries the kernel's option and policy numbers");
-	ok(ZEROSLEEP_CHECK_VERSION(2, 0) && ZEROSLEEP_CHECK_VERSION(1, 9) &&
-	   !ZEROSLEEP_CHECK_VERSION(2, 1) && !ZEROSLEEP_CHECK_VERSION(3, 0),
+	ok(ZEROSLEEP_CHECK_VERSION(2, 1) && ZEROSLEEP_CHECK_VERSION(2, 0) &&
+	   !ZEROSLEEP_CHECK_VERSION(2, 2) && !ZEROSLEEP_CHECK_VERSION(3, 0),
 	   "ZEROSLEEP_CHECK_VERSION() against version %d.%d.%d",
 	   ZEROSLEEP_VERSION_MAJOR, ZEROSLEEP_VERSION_MINOR,
 	   ZEROSLEEP_VERSION_PATCH);
@@ -664,7 +672,220 @@ static void test_eperm(void)
 	ok(zerosleep_set_policy(0) == 0, "back to default");
 }
 
-int main(void)
+/* ---- under the preload fallback ----------------------------------------- */
+
+#define SLACK_NS	10000000UL	/* 10 ms: a zero-length sleep blocks */
+#define SLEEPS		10
+
+static long thread_nvcsw(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+}
+
+/*
+ * How many of SLEEPS relative {0, 0} CLOCK_MONOTONIC sleeps block, at a
+ * 10 ms slack.  That clock base holds the scheduler tick, so a kernel
+ * without a policy blocks in each of them, with or without Linux 7.2's
+ * early return; the preload's return-immediately in none.
+ */
+static int blocking_sleeps(void)
+{
+	struct timespec zero = { 0, 0 };
+	long before;
+	int i, n = 0;
+
+	for (i = 0; i < SLEEPS; i++) {
+		before = thread_nvcsw();
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &zero, NULL);
+		n += thread_nvcsw() > before;
+	}
+	return n;
+}
+
+static void *get_thread(void *p)
+{
+	int *policy = p;
+
+	*policy = zerosleep_get_policy();
+	return NULL;
+}
+
+static void *set_thread(void *p)
+{
+	int *result = p;
+
+	*result = zerosleep_set_policy(ZEROSLEEP_FULL_SLACK);
+	return NULL;
+}
+
+/* zerosleep_get_policy() in a new thread, or -2 if none started. */
+static int policy_in_thread(void)
+{
+	pthread_t thread;
+	int policy = -2;
+
+	if (pthread_create(&thread, NULL, get_thread, &policy))
+		return -2;
+	pthread_join(thread, NULL);
+	return policy;
+}
+
+/* The worker: runs under the preload, with ZEROSLEEP_POLICY=return. */
+static int fallback_worker(int expect)
+{
+	pthread_t thread;
+	pid_t child;
+	int ret, status, n, result = -2;
+
+	if (prctl(PR_SET_TIMERSLACK, SLACK_NS, 0UL, 0UL, 0UL))
+		ok(0, "set a 10 ms timer slack");
+	if (expect) {
+		/* A kernel with the feature wins over the preload. */
+		ok(zerosleep_backend() == ZEROSLEEP_BACKEND_KERNEL &&
+		   zerosleep_is_supported() == 1,
+		   "zerosleep_backend() is ZEROSLEEP_BACKEND_KERNEL, "
+		   "zerosleep_is_supported() 1");
+		ok(zerosleep_get_policy() == ZEROSLEEP_DEFAULT &&
+		   kernel_policy() == ZEROSLEEP_DEFAULT,
+		   "zerosleep_get_policy() reads the kernel's policy (default), "
+		   "not the preload's");
+		ok(zerosleep_set_policy(ZEROSLEEP_SCHEDULE) == 0 &&
+		   kernel_policy() == ZEROSLEEP_SCHEDULE &&
+		   zerosleep_get_policy() == ZEROSLEEP_SCHEDULE,
+		   "zerosleep_set_policy() sets the kernel's");
+		ok(zerosleep_set_policy(ZEROSLEEP_DEFAULT) == 0 &&
+		   kernel_policy() == ZEROSLEEP_DEFAULT, "back to default");
+		return tap_done();
+	}
+
+	ok(zerosleep_backend() == ZEROSLEEP_BACKEND_PRELOAD,
+	   "zerosleep_backend() is ZEROSLEEP_BACKEND_PRELOAD");
+	errno = 4242;
+	ok(zerosleep_is_supported() == 0 && errno == 4242,
+	   "zerosleep_is_supported() still says the kernel lacks it (0), "
+	   "errno untouched");
+	ret = zerosleep_get_policy();
+	if (!ok(ret == ZEROSLEEP_RETURN, "zerosleep_get_policy() is the policy "
+		"in force, return-immediately from ZEROSLEEP_POLICY"))
+		diag("got %d, errno %d", ret, errno);
+	n = blocking_sleeps();
+	ok(n <= SLEEPS / 5, "and zero-length sleeps return at once (%d of %d "
+	   "blocked)", n, SLEEPS);
+
+	ok(zerosleep_set_policy(ZEROSLEEP_DEFAULT) == 0 &&
+	   zerosleep_get_policy() == ZEROSLEEP_DEFAULT,
+	   "zerosleep_set_policy(ZEROSLEEP_DEFAULT): 0, and get says default");
+	n = blocking_sleeps();
+	ok(n >= SLEEPS / 2, "the preload applies it: zero-length sleeps block "
+	   "again (%d of %d)", n, SLEEPS);
+	ok(zerosleep_set_policy(ZEROSLEEP_RETURN) == 0 &&
+	   zerosleep_get_policy() == ZEROSLEEP_RETURN,
+	   "zerosleep_set_policy(ZEROSLEEP_RETURN): 0, and get says return");
+	n = blocking_sleeps();
+	ok(n <= SLEEPS / 5, "and they return at once again (%d of %d blocked)",
+	   n, SLEEPS);
+
+	errno = 0;
+	ret = zerosleep_set_policy(4);
+	ok_fail(ret, errno, EINVAL, "zerosleep_set_policy(4)");
+	errno = 0;
+	ret = zerosleep_set_process_policy(-1);
+	ok_fail(ret, errno, EINVAL, "zerosleep_set_process_policy(-1)");
+	ok(zerosleep_get_policy() == ZEROSLEEP_RETURN,
+	   "after the bad calls the policy is still return-immediately");
+
+	errno = 0;
+	ret = zerosleep_get_tid_policy(gettid());
+	ok_fail(ret, errno, ENOTSUP, "zerosleep_get_tid_policy(gettid())");
+	errno = 0;
+	ret = zerosleep_set_tid_policy(gettid(), ZEROSLEEP_SCHEDULE);
+	ok_fail(ret, errno, ENOTSUP, "zerosleep_set_tid_policy(gettid(), 2)");
+	ok(zerosleep_get_policy() == ZEROSLEEP_RETURN,
+	   "and the policy is still return-immediately");
+
+	/* Process-wide: every thread, whichever thread sets it. */
+	ok(zerosleep_set_process_policy(ZEROSLEEP_SCHEDULE) == 0 &&
+	   zerosleep_get_policy() == ZEROSLEEP_SCHEDULE,
+	   "zerosleep_set_process_policy(ZEROSLEEP_SCHEDULE)");
+	ret = policy_in_thread();
+	ok(ret == ZEROSLEEP_SCHEDULE, "a new thread sees schedule-once (%d)", ret);
+	if (pthread_create(&thread, NULL, set_thread, &result) == 0)
+		pthread_join(thread, NULL);
+	ok(result == 0 && zerosleep_get_policy() == ZEROSLEEP_FULL_SLACK,
+	   "zerosleep_set_policy(ZEROSLEEP_FULL_SLACK) in another thread: the "
+	   "main thread has full-slack too (the fallback's policy is the "
+	   "process's)");
+
+	fflush(stdout);
+	child = fork();
+	if (child == 0)
+		_exit(zerosleep_get_policy() == ZEROSLEEP_FULL_SLACK ? 0 : 1);
+	status = -1;
+	if (child > 0)
+		waitpid(child, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "a child made by fork() keeps full-slack");
+	return tap_done();
+}
+
+/* Run this program under the preload and relay its results. */
+static void test_fallback(void)
+{
+	char self[PATH_MAX], preload[PATH_MAX], line[1024];
+	const char *o = getenv("O");
+	int fds[2], status = -1, count = 0, plan = -1, n;
+	ssize_t len;
+	FILE *in;
+	pid_t pid;
+
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	snprintf(preload, sizeof(preload), "%s/libzerosleep-preload.so",
+		 o && *o ? o : ".");
+	if (!ok(len > 0 && access(preload, R_OK) == 0 && pipe(fds) == 0,
+		"under the preload: %s is there", preload))
+		return;
+	self[len] = '\0';
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		close(fds[1]);
+		setenv("LD_PRELOAD", preload, 1);
+		setenv("ZEROSLEEP_POLICY", "return", 1);
+		execl(self, self, "fallback", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	while (in && fgets(line, sizeof(line), in)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "ok ", 3) || !strncmp(line, "not ok ", 7)) {
+			count++;
+			ok(line[0] == 'o', "under the preload: %s",
+			   strstr(line, " - ") ? strstr(line, " - ") + 3 : line);
+		} else if (sscanf(line, "1..%d", &n) == 1) {
+			plan = n;
+		} else {
+			diag("under the preload: %s", line);
+		}
+	}
+	if (in)
+		fclose(in);
+	else
+		close(fds[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	ok(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	   plan == count && count > 0,
+	   "under the preload: the run exited with 0, %d of %d tests", count, plan);
+}
+
+int main(int argc, char **argv)
 {
 	const char *expect_word = getenv("ZEROSLEEP_EXPECT");
 	int expect;
@@ -678,10 +899,16 @@ int main(void)
 		diag("ZEROSLEEP_EXPECT=%s", expect_word ? expect_word : "(unset)");
 		return tap_done();
 	}
+	if (argc > 1 && strcmp(argv[1], "fallback") == 0)
+		return fallback_worker(expect);
 	diag("expecting a kernel %s zero-length sleep policies",
 	     expect ? "with" : "without");
 
 	test_probe(expect);
+	ok(zerosleep_backend() == (expect ? ZEROSLEEP_BACKEND_KERNEL :
+				   ZEROSLEEP_BACKEND_NONE),
+	   "without the preload, zerosleep_backend() is %s",
+	   expect ? "ZEROSLEEP_BACKEND_KERNEL" : "ZEROSLEEP_BACKEND_NONE");
 	test_names();
 	test_bad_arguments(expect);
 	if (expect) {
@@ -693,5 +920,6 @@ int main(void)
 	} else {
 		test_unsupported();
 	}
+	test_fallback();
 	return tap_done();
 }

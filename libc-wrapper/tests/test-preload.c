@@ -27,8 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <threads.h>
 #include <time.h>
@@ -193,24 +198,31 @@ static int zero_call(enum call c)
 	}
 }
 
-/* "NAME-INDEX SWITCHES FAILURES ERRNO-KEPT" per kind of call. */
-static int work_zero(void)
+/*
+ * "NAME-INDEX SWITCHES FAILURES ERRNO-KEPT ELAPSED-NS" per kind of call, at
+ * a timer slack of @slack ns.
+ */
+static int work_zero(unsigned long slack)
 {
+	long long t0;
 	long before;
 	int c, i, failures, kept;
 
-	if (prctl(PR_SET_TIMERSLACK, SLACK_NS, 0UL, 0UL, 0UL))
+	if (prctl(PR_SET_TIMERSLACK, slack, 0UL, 0UL, 0UL) ||
+	    prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL) != (int)slack)
 		return 1;
 	for (c = 0; c < C_NR; c++) {
 		failures = 0;
 		kept = 1;
 		before = nvcsw();
+		t0 = now_ns(CLOCK_MONOTONIC);
 		for (i = 0; i < CALLS; i++) {
 			errno = 4242;
 			failures += zero_call((enum call)c) != 0;
 			kept &= errno == 4242;
 		}
-		printf("%d %ld %d %d\n", c, nvcsw() - before, failures, kept);
+		printf("%d %ld %d %d %lld\n", c, nvcsw() - before, failures, kept,
+		       now_ns(CLOCK_MONOTONIC) - t0);
 	}
 	return 0;
 }
@@ -254,29 +266,127 @@ static int work_nonzero(void)
 	return 0;
 }
 
-/* "NAME RESULT ERRNO": invalid requests still fail as the C library's do. */
-static int work_invalid(void)
+/*
+ * Invalid requests: every one that the C library rejects, per function.
+ * "FUNCTION CASE RESULT ERRNO" per line, one line at a time so that a crash
+ * leaves the lines before it.  work_invalid() has the bad values (it may
+ * run under valgrind); work_badptr() the bad pointers (never under
+ * valgrind, which would report the C library's own EFAULT calls).
+ */
+enum fn { F_NANOSLEEP, F_REL, F_ABS, F_REL_TAI, F_ABS_REAL, F_THRD_SLEEP, F_NR };
+
+static const char *const fn_name[F_NR] = {
+	"nanosleep", "clock_nanosleep(MONOTONIC,rel)",
+	"clock_nanosleep(MONOTONIC,TIMER_ABSTIME)", "clock_nanosleep(TAI,rel)",
+	"clock_nanosleep(REALTIME,TIMER_ABSTIME)", "thrd_sleep",
+};
+
+/* Call @f with @req (and @rem); print its result and errno. */
+static void try_call(enum fn f, const char *name, const struct timespec *req,
+		     struct timespec *rem)
 {
-	struct timespec neg_ns = { 0, -1 }, big_ns = { 0, NSEC_PER_SEC };
-	struct timespec neg_s = { -1, 0 }, zero = { 0, 0 };
 	int ret;
 
-#define INVALID(name, call, err)					\
-	do {								\
-		errno = 0;						\
-		ret = (call);						\
-		printf("%s %d %d\n", name, ret, err);			\
-	} while (0)
-	INVALID("nanosleep-nsec-1", nanosleep(&neg_ns, NULL), errno);
-	INVALID("nanosleep-nsec-1e9", nanosleep(&big_ns, NULL), errno);
-	INVALID("nanosleep-sec-1", nanosleep(&neg_s, NULL), errno);
-	INVALID("clock_nanosleep-nsec-1",
-		clock_nanosleep(CLOCK_MONOTONIC, 0, &neg_ns, NULL), ret);
-	INVALID("clock_nanosleep-abs-nsec-1e9",
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &big_ns, NULL), ret);
-	INVALID("clock_nanosleep-bad-clock",
-		clock_nanosleep((clockid_t)1234, TIMER_ABSTIME, &zero, NULL), ret);
-	INVALID("thrd_sleep-nsec-1", thrd_sleep(&neg_ns, NULL), 0);
+	errno = 0;
+	switch (f) {
+	case F_NANOSLEEP:
+		ret = nanosleep(req, rem);
+		break;
+	case F_REL:
+		ret = clock_nanosleep(CLOCK_MONOTONIC, 0, req, rem);
+		break;
+	case F_ABS:
+		ret = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, req, rem);
+		break;
+	case F_REL_TAI:
+		ret = clock_nanosleep(CLOCK_TAI, 0, req, rem);
+		break;
+	case F_ABS_REAL:
+		ret = clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, req, rem);
+		break;
+	default:
+		ret = thrd_sleep(req, rem);
+		break;
+	}
+	printf("%d %s %d %d\n", (int)f, name, ret, errno);
+	fflush(stdout);
+}
+
+static int work_invalid(void)
+{
+	static const struct {
+		const char *name;
+		struct timespec ts;
+	} values[] = {
+		{ "tv_nsec=-1", { 0, -1 } },
+		{ "tv_nsec=1e9", { 0, NSEC_PER_SEC } },
+		{ "tv_nsec=LONG_MIN", { 0, LONG_MIN } },
+		{ "tv_sec=-1", { -1, 0 } },
+		{ "tv_sec=-1,tv_nsec=-1", { -1, -1 } },
+		{ "tv_sec=LONG_MIN", { LONG_MIN, 0 } },
+	};
+	static const struct {
+		const char *name;
+		clockid_t clock;
+	} clocks[] = {
+		{ "clock=1234", (clockid_t)1234 },
+		{ "clock=-1", (clockid_t)-1 },
+		{ "clock=THREAD_CPUTIME", CLOCK_THREAD_CPUTIME_ID },
+		{ "clock=MONOTONIC_RAW", CLOCK_MONOTONIC_RAW },
+		{ "clock=MONOTONIC_COARSE", CLOCK_MONOTONIC_COARSE },
+	};
+	struct timespec zero = { 0, 0 };
+	char name[64];
+	size_t i;
+	int f, flags, ret;
+
+	for (f = 0; f < F_NR; f++)
+		for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+			try_call((enum fn)f, values[i].name, &values[i].ts, NULL);
+	/* Unknown clocks and clocks without nsleep, zero-length requests. */
+	for (flags = 0; flags <= TIMER_ABSTIME; flags += TIMER_ABSTIME)
+		for (i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
+			snprintf(name, sizeof(name), "%s,%s", clocks[i].name,
+				 flags ? "abs" : "rel");
+			errno = 0;
+			ret = clock_nanosleep(clocks[i].clock, flags, &zero, NULL);
+			printf("%d %s %d %d\n", F_NR, name, ret, errno);
+			fflush(stdout);
+		}
+	return 0;
+}
+
+static int work_badptr(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct timespec zero = { 0, 0 };
+	char *map;
+	int f;
+
+	/* Three pages: readable, PROT_NONE, unmapped. */
+	map = mmap(NULL, 3 * (size_t)page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED || mprotect(map + page, (size_t)page, PROT_NONE) ||
+	    munmap(map + 2 * page, (size_t)page))
+		return 1;
+	memset(map, 0, (size_t)page);
+	for (f = 0; f < F_NR; f++) {
+		try_call((enum fn)f, "req=NULL", NULL, NULL);
+		try_call((enum fn)f, "req=8", (const struct timespec *)8, NULL);
+		try_call((enum fn)f, "req=-1", (const struct timespec *)-1L, NULL);
+		try_call((enum fn)f, "req=PROT_NONE",
+			 (const struct timespec *)(map + page), NULL);
+		try_call((enum fn)f, "req=unmapped",
+			 (const struct timespec *)(map + 2 * page), NULL);
+		/* tv_sec readable (0), tv_nsec on the PROT_NONE page. */
+		try_call((enum fn)f, "req=straddling",
+			 (const struct timespec *)(map + page - sizeof(time_t)), NULL);
+		/* Valid zero-length requests: rem is never written. */
+		try_call((enum fn)f, "req=0,rem=8", &zero, (struct timespec *)8);
+		try_call((enum fn)f, "req=0,rem=PROT_NONE", &zero,
+			 (struct timespec *)(map + page));
+	}
+	munmap(map, 2 * (size_t)page);
 	return 0;
 }
 
@@ -403,11 +513,16 @@ static int worker(const char *what)
 	int ret = 2;
 
 	if (!strcmp(what, "zero"))
-		ret = work_zero();
+		ret = work_zero(SLACK_NS);
+	else if (!strcmp(what, "zero-1ns"))
+		ret = work_zero(1);
 	else if (!strcmp(what, "nonzero"))
 		ret = work_nonzero();
 	else if (!strcmp(what, "invalid"))
 		ret = work_invalid();
+	else if (!strcmp(what, "badptr"))
+		ret = work_badptr();
+
 	else if (!strcmp(what, "turns"))
 		ret = work_turns();
 	else if (!strcmp(what, "cancel"))
@@ -420,7 +535,37 @@ static int worker(const char *what)
 
 static char preload[PATH_MAX];
 static char self[PATH_MAX];
-static char out[8192], err[2048];
+static char out[16384], err[2048];
+/* Set to run a worker without PRELOAD_WRAPPER. */
+static int no_wrapper;
+/*
+ * Set to run a worker where process_vm_readv() fails with ENOSYS, as on a
+ * kernel built without CONFIG_CROSS_MEMORY_ATTACH (the test guests'): the
+ * preload must then read requests another way.
+ */
+static int no_vm_readv;
+
+/* In the worker's child, before exec: process_vm_readv() gives ENOSYS. */
+static int refuse_vm_readv(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(filter) / sizeof(filter[0]), filter };
+	struct timespec ts = { 0, 0 }, copy;
+	struct iovec local = { &copy, sizeof(copy) }, remote = { &ts, sizeof(ts) };
+
+	/* Already so (the test guests' kernels): no filter needed, or possible. */
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 &&
+	    errno == ENOSYS)
+		return 0;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0UL, 0UL);
+}
 
 /*
  * Run the worker @what with @policy (NULL: without the preload) and keep
@@ -452,7 +597,9 @@ static int run(const char *what, const char *policy)
 			setenv("LD_PRELOAD", preload, 1);
 			setenv("ZEROSLEEP_POLICY", policy, 1);
 		}
-		if (wrapper && *wrapper)
+		if (no_vm_readv && refuse_vm_readv())
+			_exit(126);
+		if (wrapper && *wrapper && !no_wrapper)
 			execl("/bin/sh", "sh", "-c", "exec $PRELOAD_WRAPPER \"$0\" \"$1\"",
 			      self, what, (char *)NULL);
 		else
@@ -484,6 +631,7 @@ static void show_output(void)
 struct zero_result {
 	long switches[C_NR];
 	int failures[C_NR], kept[C_NR];
+	long long elapsed[C_NR];
 };
 
 static int parse_zero(struct zero_result *r)
@@ -491,13 +639,15 @@ static int parse_zero(struct zero_result *r)
 	char *p = out;
 	int c, i, n;
 	long sw;
+	long long ns;
 	int fail, kept;
 
 	for (i = 0; i < C_NR; i++) {
-		if (sscanf(p, "%d %ld %d %d%n", &c, &sw, &fail, &kept, &n) != 4 ||
-		    c != i)
+		if (sscanf(p, "%d %ld %d %d %lld%n", &c, &sw, &fail, &kept, &ns,
+			   &n) != 5 || c != i)
 			return -1;
 		r->switches[i] = sw;
+		r->elapsed[i] = ns;
 		r->failures[i] = fail;
 		r->kept[i] = kept;
 		p += n;
@@ -556,8 +706,8 @@ static void test_zero(void)
 				     r.kept[c]);
 	}
 
-	/* Passed through: default and full-slack leave it to the kernel. */
-	static const char *const through[] = { "default", "full-slack", "" };
+	/* Passed through: default leaves it to the kernel. */
+	static const char *const through[] = { "default", "" };
 	for (p = 0; p < sizeof(through) / sizeof(through[0]); p++) {
 		status = run("zero", through[p]);
 		all = early_known() && status == 0 && parse_zero(&r) == 0 && !*err;
@@ -667,26 +817,193 @@ static void test_nonzero(void)
 		show_output();
 }
 
+/* One line of work_invalid() or work_badptr(). */
+struct inv {
+	int fn;
+	char name[48];
+	int ret, err;
+};
+
+#define INV_MAX 128
+
+/* Parse out[] into @v; the number of lines. */
+static int parse_inv(struct inv *v)
+{
+	const char *p = out;
+	int n = 0, len;
+
+	while (n < INV_MAX && sscanf(p, "%d %47s %d %d%n", &v[n].fn, v[n].name,
+				     &v[n].ret, &v[n].err, &len) == 4) {
+		p += len;
+		n++;
+	}
+	return n;
+}
+
+static const char *fn_label(int fn)
+{
+	return fn >= 0 && fn < F_NR ? fn_name[fn] : "clock_nanosleep";
+}
+
+/* What the C library must answer without the preload, so that the comparison means something. */
+static int expected(const struct inv *v)
+{
+	int efault = !strncmp(v->name, "req=", 4) && strncmp(v->name, "req=0,", 6);
+	int success = !strncmp(v->name, "req=0,", 6);
+
+	if (success)
+		return v->ret == 0;
+	if (v->fn == F_THRD_SLEEP)	/* a negative value other than -1 */
+		return v->ret < -1;
+	if (v->fn == F_NANOSLEEP)
+		return v->ret == -1 && (efault ? v->err == EFAULT : v->err == EINVAL);
+	/* clock_nanosleep() returns the error. */
+	return efault ? v->ret == EFAULT : v->ret == EINVAL || v->ret == ENOTSUP;
+}
+
+static void describe(const struct inv *v, char *buf, size_t size)
+{
+	if (v->fn == F_NANOSLEEP)
+		snprintf(buf, size, "%d, errno %s", v->ret,
+			 v->err ? strerrorname_np(v->err) : "0");
+	else if (v->fn == F_THRD_SLEEP)
+		snprintf(buf, size, "%d", v->ret);
+	else
+		snprintf(buf, size, "%s", v->ret ? strerrorname_np(v->ret) : "0");
+}
+
+/*
+ * Every argument that the real functions reject: each (function, case)
+ * is run without the preload and under each policy, and must give the
+ * same answer, which must be the C library's error.
+ */
+static void check_invalid(const char *what, int unwrapped)
+{
+	static const char *const policies[] = {
+		"return", "schedule", "full-slack", "default",
+	};
+	enum { NPOL = sizeof(policies) / sizeof(policies[0]) };
+	static struct inv base[INV_MAX], got[NPOL][INV_MAX];
+	int nbase, ngot[NPOL], status[NPOL], st, i, p, same;
+	char desc[64], gdesc[64];
+
+	no_wrapper = unwrapped;
+	st = run(what, NULL);
+	nbase = parse_inv(base);
+	if (!ok(st == 0 && nbase > 0, "%s%s: without the preload the worker ran "
+		"(%d calls)", what, no_vm_readv ? " (no process_vm_readv)" : "",
+		nbase))
+		show_output();
+	for (p = 0; p < NPOL; p++) {
+		status[p] = run(what, policies[p]);
+		ngot[p] = parse_inv(got[p]);
+		if (!ok(status[p] == 0 && ngot[p] == nbase && !*err,
+			"%s%s: ZEROSLEEP_POLICY=%s: the worker ran every call, "
+			"no crash (status %d, %d of %d calls)", what,
+			no_vm_readv ? " (no process_vm_readv)" : "", policies[p],
+			status[p], ngot[p], nbase))
+			show_output();
+	}
+	no_wrapper = 0;
+
+	for (i = 0; i < nbase; i++) {
+		describe(&base[i], desc, sizeof(desc));
+		same = 1;
+		for (p = 0; p < NPOL; p++)
+			same &= i < ngot[p] && got[p][i].fn == base[i].fn &&
+				!strcmp(got[p][i].name, base[i].name) &&
+				got[p][i].ret == base[i].ret &&
+				got[p][i].err == base[i].err;
+		if (!ok(expected(&base[i]) && same, "%s(%s): %s, with the preload "
+			"under every policy as without it%s", fn_label(base[i].fn),
+			base[i].name, desc,
+			no_vm_readv ? " (no process_vm_readv)" : ""))
+			for (p = 0; p < NPOL; p++) {
+				if (i >= ngot[p]) {
+					diag("  %s: no answer (status %d)",
+					     policies[p], status[p]);
+					continue;
+				}
+				describe(&got[p][i], gdesc, sizeof(gdesc));
+				diag("  %s: %s(%s): %s", policies[p],
+				     fn_label(got[p][i].fn), got[p][i].name, gdesc);
+			}
+	}
+}
+
 static void test_invalid(void)
 {
-	char base[sizeof(out)];
-	int status;
+	check_invalid("invalid", 0);
+	/* valgrind reports the C library's own EFAULT calls: without it. */
+	check_invalid("badptr", 1);
+	no_vm_readv = 1;
+	check_invalid("badptr", 1);
+	no_vm_readv = 0;
+}
 
-	status = run("invalid", NULL);
-	if (!ok(status == 0, "without the preload: the invalid-argument worker ran"))
+/* Without process_vm_readv(), the policies still apply to every call. */
+static void test_no_vm_readv(void)
+{
+	struct zero_result r;
+	int status, c, all;
+
+	no_vm_readv = 1;
+	status = run("zero", "return");
+	no_vm_readv = 0;
+	all = status == 0 && parse_zero(&r) == 0 && !*err;
+	for (c = 0; all && c < C_NR; c++)
+		all &= r.failures[c] == 0 && r.kept[c] && r.switches[c] < CALLS / 4;
+	if (!ok(all, "ZEROSLEEP_POLICY=return, process_vm_readv() refused "
+		"(ENOSYS): every kind of zero-length sleep still returns at once"))
 		show_output();
-	memcpy(base, out, sizeof(base));
-	status = run("invalid", "return");
-	if (!ok(status == 0 && !strcmp(base, out),
-		"ZEROSLEEP_POLICY=return: invalid requests fail exactly as "
-		"without the preload (EINVAL)")) {
-		diag("without the preload:");
-		diag("%s", base);
+}
+
+/*
+ * full-slack: a zero-length sleep sleeps for the slack on every kernel:
+ * the kernel's own sleep where it does not return early, the preload's
+ * where it does (the preload probes which).  With the slack run out, it
+ * returns at once.
+ */
+static void test_fullslack(void)
+{
+	struct zero_result base, r;
+	int status, c, all;
+
+	status = run("zero", NULL);
+	if (!ok(status == 0 && parse_zero(&base) == 0,
+		"without the preload: the zero-length sleep worker ran"))
 		show_output();
+	status = run("zero", "full-slack");
+	if (!ok(status == 0 && parse_zero(&r) == 0 && !*err,
+		"ZEROSLEEP_POLICY=full-slack: the worker ran, nothing on stderr")) {
+		show_output();
+		return;
 	}
-	if (!ok(strstr(out, "nanosleep-nsec-1 -1 22\n") &&
-		strstr(out, "clock_nanosleep-bad-clock 22 "),
-		"and the answers are EINVAL"))
+	for (c = 0; c < C_ABS_PAST; c++) {
+		diag("%s: %ld switches, %.2f ms a call; without the preload "
+		     "%ld switches, %.2f ms", call_name[c], r.switches[c],
+		     r.elapsed[c] / 1e6 / CALLS, base.switches[c],
+		     base.elapsed[c] / 1e6 / CALLS);
+		if (!ok(r.failures[c] == 0 && r.kept[c] && r.switches[c] >= CALLS / 2,
+			"ZEROSLEEP_POLICY=full-slack, 10 ms slack: %s sleeps "
+			"(%ld of %d calls switch context; %ld without the "
+			"preload, kernel: %s)", call_name[c], r.switches[c], CALLS,
+			base.switches[c], kernel_early > 0 ? "early return" :
+			kernel_early == 0 ? "no early return" : "unknown"))
+			diag("failures %d, errno kept %d", r.failures[c], r.kept[c]);
+	}
+	if (!ok(r.failures[C_ABS_PAST] == 0 && r.switches[C_ABS_PAST] < CALLS / 4,
+		"ZEROSLEEP_POLICY=full-slack: a deadline 1 s ago, past the "
+		"10 ms slack too, returns at once (%ld switches in %d calls)",
+		r.switches[C_ABS_PAST], CALLS))
+		show_output();
+
+	status = run("zero-1ns", "full-slack");
+	all = status == 0 && parse_zero(&r) == 0 && !*err;
+	for (c = 0; all && c < C_NR; c++)
+		all &= r.failures[c] == 0 && r.kept[c] && r.switches[c] < CALLS / 4;
+	if (!ok(all, "ZEROSLEEP_POLICY=full-slack, 1 ns slack: nothing left to "
+		"sleep for, every kind of zero-length sleep returns at once"))
 		show_output();
 }
 
@@ -759,6 +1076,8 @@ int main(int argc, char **argv)
 	test_bogus();
 	test_nonzero();
 	test_invalid();
+	test_no_vm_readv();
+	test_fullslack();
 	test_turns();
 	test_cancel();
 	return tap_done();
