@@ -10,6 +10,13 @@
 #   make bench      benchmark vanilla and patched 6.12 and 7.3
 #   make strace     build strace with strace/series and run its new tests
 #
+#   make lib        build libzerosleep, the preload fallback and the launcher
+#                   into build/libc-wrapper (no kernel); says where they are
+#   make install    install them and every man page (PREFIX=/usr/local,
+#                   DESTDIR=, and LIBDIR, BINDIR, MANDIR...)
+#   make uninstall  remove what make install put there (same variables)
+#   make loop-figures  time README's loop.py on this machine (no kernel)
+#
 #   KERNEL=6.12|7.3 picks the kernel of demo, run, test-debug, series and
 #   the other single-kernel targets (default 6.12, what users run).
 #
@@ -45,12 +52,12 @@ KSFT_OUT := $(BUILD)/selftests$(KSUFFIX)
 CC       ?= cc
 
 .PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench hardening \
-	series check-series check-uapi uapi checkpatch install clean distclean help strace
+	series check-series check-uapi uapi checkpatch install uninstall loop-figures clean distclean help strace
 
 all: kernel selftests lib demo-progs
 
 help:
-	@sed -n '3,16p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^# All build output/p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/deps.sh
@@ -89,6 +96,8 @@ hardening: kernel
 
 lib:
 	@$(MAKE) -s -C libc-wrapper O=$(BUILD)/libc-wrapper all tests
+	@echo "make lib: the launcher is $(BUILD)/libc-wrapper/zerosleep"
+	@echo "make lib: libzerosleep.so, libzerosleep.a and libzerosleep-preload.so are in $(BUILD)/libc-wrapper"
 
 demo-progs:
 	@mkdir -p $(BUILD)/demo
@@ -140,9 +149,21 @@ checkpatch: tree
 		scripts/checkpatch.pl --strict -q --no-summary --ignore UNKNOWN_COMMIT_ID $$p || exit 1; done
 
 # PREFIX, DESTDIR and the other GNU directory variables are passed on.
+# Every man page comes from man/Makefile, once: the library's Makefile
+# installs only the rest (install-bin).
 install: lib
-	@$(MAKE) -s -C libc-wrapper O=$(BUILD)/libc-wrapper install
+	@$(MAKE) -s -C libc-wrapper O=$(BUILD)/libc-wrapper install-bin
 	@$(MAKE) -s -C man install
+
+# Builds nothing: removes what install put there, with the same variables.
+uninstall:
+	@$(MAKE) -s -C libc-wrapper O=$(BUILD)/libc-wrapper uninstall-bin
+	@$(MAKE) -s -C man uninstall
+
+# The figures of README's loop.py example, on this machine, through the
+# preload fallback (or the kernel series, if it runs): builds no kernel.
+loop-figures: lib
+	@doc/loop-figures.sh $(BUILD)/libc-wrapper
 
 clean:
 	rm -rf $(KOBJ) $(KSFT_OUT) $(BUILD)/libc-wrapper $(BUILD)/demo $(BUILD)/run

@@ -18,6 +18,9 @@
  *   20 ms ahead on CLOCK_REALTIME or CLOCK_TAI with TIMER_ABSTIME; the
  *   sleep must last until the deadline.  It bites in a boot with
  *   "highres=off nohz=off" (qemu/guest-tests.sh runs it there too).
+ * timerfd_step_back, posix_timer_step_back: the same check serves timerfds
+ *   and POSIX timers (TIMER_ABSTIME), which must not fire early either:
+ *   right after the step, one armed 20 ms ahead must not have expired.
  * stress: a thread steps CLOCK_REALTIME back and forth by up to 100 ms
  *   while others sleep on absolute deadlines a little ahead, under every
  *   policy.  A sleep during which a step began or ended is not judged: a
@@ -35,7 +38,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <signal.h>
 #include <sys/prctl.h>
+#include <sys/timerfd.h>
 
 #include "common.h"
 /* The harness has an unused parameter, which -Wextra reports. */
@@ -142,6 +147,107 @@ TEST_F(step_back, sleeps_until_deadline)
 		       (long long)(worst / NSEC_PER_USEC));
 	EXPECT_EQ(0, errors) TH_LOG("first error: %s", strerror(first_err));
 	EXPECT_EQ(0, early);
+}
+
+/*
+ * Arms a timer on @clk 20 ms ahead, right after a step back, and reports
+ * whether it had fired before its time: @arm arms it and says whether it
+ * has fired already (1), not (0), or failed (-1).
+ */
+static void step_back_timer(struct __test_metadata *_metadata, int64_t offset,
+			    int (*arm)(clockid_t clk, int64_t deadline, void *arg), void *arg,
+			    bool tai)
+{
+	int early = 0, errors = 0, i;
+
+	for (i = 0; i < STEP_CALLS; i++) {
+		clockid_t clk = tai && i % 2 ? CLOCK_TAI : CLOCK_REALTIME;
+		int64_t deadline, now;
+		int fired;
+
+		ASSERT_EQ(0, set_wall(offset - STEP_BACK_NS));
+		deadline = zs_now(clk) + STEP_AHEAD_NS;
+		fired = arm(clk, deadline, arg);
+		now = zs_now(clk);
+		ASSERT_EQ(0, set_wall(offset));
+		if (fired < 0)
+			errors++;
+		else if (fired && now < deadline)
+			early++;
+	}
+	ksft_print_msg("%d of %d timers fired before their deadline\n", early, STEP_CALLS);
+	EXPECT_EQ(0, errors);
+	EXPECT_EQ(0, early);
+}
+
+static int arm_timerfd(clockid_t clk, int64_t deadline, void *arg)
+{
+	struct itimerspec its = { .it_value = zs_ns_ts(deadline) };
+	uint64_t ticks;
+	int fd, fired;
+
+	(void)arg;
+	fd = timerfd_create(clk, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL)) {
+		close(fd);
+		return -1;
+	}
+	if (read(fd, &ticks, sizeof(ticks)) == sizeof(ticks))
+		fired = 1;
+	else
+		fired = errno == EAGAIN ? 0 : -1;
+	close(fd);
+	return fired;
+}
+
+static int arm_posix_timer(clockid_t clk, int64_t deadline, void *arg)
+{
+	struct itimerspec its = { .it_value = zs_ns_ts(deadline) };
+	struct sigevent sev = {
+		.sigev_notify = SIGEV_SIGNAL,
+		.sigev_signo = SIGUSR1,
+	};
+	struct timespec zero = { 0, 0 };
+	sigset_t *set = arg, pending;
+	timer_t t;
+	int fired;
+
+	if (timer_create(clk, &sev, &t))
+		return -1;
+	if (timer_settime(t, TIMER_ABSTIME, &its, NULL)) {
+		timer_delete(t);
+		return -1;
+	}
+	if (sigpending(&pending))
+		fired = -1;
+	else
+		fired = sigismember(&pending, SIGUSR1);
+	timer_delete(t);
+	/* Drop a signal that is pending, whenever it came. */
+	sigtimedwait(set, NULL, &zero);
+	return fired;
+}
+
+TEST(timerfd_step_back)
+{
+	int64_t offset = wall_offset();
+
+	step_back_timer(_metadata, offset, arm_timerfd, NULL, false);
+	EXPECT_EQ(0, set_wall(offset));
+}
+
+TEST(posix_timer_step_back)
+{
+	int64_t offset = wall_offset();
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &set, NULL));
+	step_back_timer(_metadata, offset, arm_posix_timer, &set, true);
+	EXPECT_EQ(0, set_wall(offset));
 }
 
 struct stress {
