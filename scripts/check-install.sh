@@ -27,8 +27,11 @@ desc="installed zerosleep.pc" t bash -c "find '$dest' -name zerosleep.pc | grep 
 desc="installed libzerosleep-preload.so where the launcher looks for it" \
 	t bash -c "f=\$(find '$dest' -name libzerosleep-preload.so) && [ -n \"\$f\" ] &&
 		grep -aq \"\${f#$dest}\" '$dest/usr/bin/zerosleep'"
-desc="the installed launcher runs: zerosleep --version" \
-	t bash -c "'$dest/usr/bin/zerosleep' --version | grep -qx 'zerosleep (zerosleep) 2.0.0'"
+# The version is the header's, as the library's Makefile takes it.
+version=$(sed -n 's/^#define ZEROSLEEP_VERSION_\(MAJOR\|MINOR\|PATCH\)[[:space:]]*\([0-9]*\)$/\2/p' \
+	"$top/libc-wrapper/include/zerosleep.h" | paste -sd.)
+desc="the installed launcher runs: zerosleep --version is $version" \
+	t bash -c "'$dest/usr/bin/zerosleep' --version | grep -qx 'zerosleep (zerosleep) $version'"
 for page in $(cd "$top/man" && ls man*/*); do
 	f=$dest/usr/share/man/$page
 	desc="installed and man -l renders /usr/share/man/$page" \
