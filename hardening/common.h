@@ -161,6 +161,28 @@ static inline int64_t zs_now(clockid_t clk)
 	return zs_ts_ns(&ts);
 }
 
+/*
+ * The @i-th of a cycle of zero-length sleeps: nanosleep() {0, 0}, and
+ * clock_nanosleep() relative {0, 0} and absolute "now" on every hrtimer
+ * clock.  Returns 0 or the errno value.
+ */
+static inline int zs_zero_sleep(unsigned int i)
+{
+	struct timespec ts = { 0, 0 };
+	clockid_t clk = zs_hrtimer_clocks[(i / 2) % ZS_ARRAY_SIZE(zs_hrtimer_clocks)];
+	long ret;
+
+	if (i % 9 == 0)
+		ret = syscall(SYS_nanosleep, &ts, NULL);
+	else if (i % 2)
+		ret = syscall(SYS_clock_nanosleep, clk, 0, &ts, NULL);
+	else {
+		ts = zs_ns_ts(zs_now(clk));
+		ret = syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL);
+	}
+	return ret ? errno : 0;
+}
+
 /* The calling thread's voluntary and involuntary context switches. */
 static inline void zs_switches(long *nvcsw, long *nivcsw)
 {

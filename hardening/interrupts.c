@@ -87,24 +87,6 @@ static long long local_timer_interrupts(int cpu)
 	return n;
 }
 
-/* The zero-length sleeps, in turn: relative and absolute, every clock. */
-static int zero_sleep(unsigned int i)
-{
-	clockid_t clk = zs_hrtimer_clocks[(i / 2) % ZS_ARRAY_SIZE(zs_hrtimer_clocks)];
-	struct timespec ts = { 0, 0 };
-	long ret;
-
-	if (i % 7 == 0)
-		ret = syscall(SYS_nanosleep, &ts, NULL);
-	else if (i % 2)
-		ret = syscall(SYS_clock_nanosleep, clk, 0, &ts, NULL);
-	else {
-		ts = zs_ns_ts(zs_now(clk));
-		ret = syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL);
-	}
-	return ret ? errno : 0;
-}
-
 static int control_sleep(unsigned int i)
 {
 	struct timespec ts = zs_ns_ts(CONTROL_NS);
@@ -204,7 +186,7 @@ TEST_F(loc, full_slack_arms_no_expired_timer)
 	long long bound;
 
 	ASSERT_EQ(0, zs_set_policy(ZS_FULL_SLACK));
-	c = measure(self->cpu, zero_sleep, CALLS, 0);
+	c = measure(self->cpu, zs_zero_sleep, CALLS, 0);
 	/* The tick alone, over as long a busy loop. */
 	tick = measure(self->cpu, busy, 0, c.elapsed_ns);
 	bound = tick.interrupts + CALLS / 20;
@@ -224,9 +206,9 @@ TEST(full_slack_sleeps_when_slack_ahead)
 	ASSERT_EQ(0, zs_pin_self(zs_last_cpu()));
 	ASSERT_EQ(0, zs_set_slack(AHEAD_SLACK_NS));
 	ASSERT_EQ(0, zs_set_policy(ZS_RETURN));
-	ret = measure(zs_last_cpu(), zero_sleep, AHEAD_CALLS, 0);
+	ret = measure(zs_last_cpu(), zs_zero_sleep, AHEAD_CALLS, 0);
 	ASSERT_EQ(0, zs_set_policy(ZS_FULL_SLACK));
-	full = measure(zs_last_cpu(), zero_sleep, AHEAD_CALLS, 0);
+	full = measure(zs_last_cpu(), zs_zero_sleep, AHEAD_CALLS, 0);
 	ksft_print_msg("10 ms slack, %d calls: FULL_SLACK %lld us and %ld voluntary switches, RETURN %lld us and %ld\n",
 		       AHEAD_CALLS, (long long)(full.elapsed_ns / NSEC_PER_USEC), full.nvcsw,
 		       (long long)(ret.elapsed_ns / NSEC_PER_USEC), ret.nvcsw);

@@ -93,24 +93,6 @@ static bool pick_cpus(void)
 	return true;
 }
 
-/* The zero-length sleeps, in turn. */
-static int zero_sleep(unsigned int i)
-{
-	struct timespec ts = { 0, 0 };
-	clockid_t clk = zs_hrtimer_clocks[(i / 2) % ZS_ARRAY_SIZE(zs_hrtimer_clocks)];
-	long ret;
-
-	if (i % 9 == 0)
-		ret = syscall(SYS_nanosleep, &ts, NULL);
-	else if (i % 2)
-		ret = syscall(SYS_clock_nanosleep, clk, 0, &ts, NULL);
-	else {
-		ts = zs_ns_ts(zs_now(clk));
-		ret = syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL);
-	}
-	return ret ? errno : 0;
-}
-
 struct round {
 	int sched;		/* SCHED_FIFO or SCHED_RR for A (and B) */
 	int policy;
@@ -135,11 +117,11 @@ static void *thread_a(void *arg)
 		goto out;
 	}
 	/* Warm up: fault in everything the loop uses. */
-	zero_sleep(0);
+	zs_zero_sleep(0);
 	zs_switches(&nv0, &niv0);
 	for (i = 0; i < RT_CALLS; i++) {
 		before = zs_load(&r->counter);
-		err = zero_sleep((unsigned int)i);
+		err = zs_zero_sleep((unsigned int)i);
 		after = zs_load(&r->counter);
 		if (err && !r->errors++)
 			r->first_err = err;
@@ -390,7 +372,7 @@ TEST_F(slack, ignored_for_fifo_and_policy_independent)
 	EXPECT_EQ(ZS_RETURN, read_proc_long(POLICY_FILE));
 	nv0 = zs_nvcsw();
 	for (i = 0; i < RT_CALLS; i++)
-		errors += !!zero_sleep((unsigned int)i);
+		errors += !!zs_zero_sleep((unsigned int)i);
 	nv1 = zs_nvcsw();
 	ksft_print_msg("SCHED_FIFO, RETURN: %d zero-length sleeps, %d errors, %ld voluntary switches\n",
 		       RT_CALLS, errors, nv1 - nv0);

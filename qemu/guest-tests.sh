@@ -69,7 +69,7 @@ clock_ok() {
 	[ "$res" = 1 ]
 }
 if [ -n "$lowres" ]; then
-	res=$(awk '/resolution:/ { print $2; exit }' /proc/timer_list 2> /dev/null)
+	clock_ok	# for $res
 	if [ -n "$res" ] && [ "$res" != 1 ] && grep -qw 'highres=off' /proc/cmdline &&
 	   grep -qw 'nohz=off' /proc/cmdline; then
 		echo "ok - guest clock: low resolution ($res ns), no NOHZ"
