@@ -71,20 +71,21 @@ kernel: tree
 
 headers: kernel
 
-# The selftests are copied into the tree, where they build with lib.mk as
-# they would upstream; "make series" turns the copy into the last patch.
+# The selftests that the series carries (selftests/ mirrors the tree's
+# tools/testing/selftests/) are copied into the tree, where the tree's own
+# selftests Makefile builds them, as upstream would, with the upstream
+# tests of the same directories (timers/nanosleep and posix_timers run in
+# the guest too); "make series" turns the copy into the last patch.
 # The upstream prctl selftests that the guest kernel can run (see
-# qemu/upstream-prctl.sh for the two left out).
+# qemu/upstream-prctl.sh for the two left out): prctl/Makefile builds in
+# its source directory, so they are compiled here.
+KSFT_TARGETS   := timers proc
 UPSTREAM_PRCTL := disable-tsc-test disable-tsc-ctxt-sw-stress-test set-process-name
 
 selftests: kernel
 	@scripts/sync-selftests.sh $(TREE) selftests
-	@mkdir -p $(KSFT_OUT)/timers
-	@$(MAKE) -s -C $(TREE)/tools/testing/selftests/zerosleep \
-		OUTPUT=$(KSFT_OUT) KHDR_INCLUDES="-isystem $(KHDR)" all
-	@$(MAKE) -s -C $(TREE)/tools/testing/selftests/timers \
-		OUTPUT=$(KSFT_OUT)/timers KHDR_INCLUDES="-isystem $(KHDR)" \
-		$(KSFT_OUT)/timers/nanosleep $(KSFT_OUT)/timers/posix_timers
+	@$(MAKE) -s -C $(TREE)/tools/testing/selftests TARGETS="$(KSFT_TARGETS)" \
+		BUILD=$(KSFT_OUT) FORCE_TARGETS=1 KHDR_INCLUDES="-isystem $(KHDR)" all
 	@mkdir -p $(KSFT_OUT)/prctl
 	@for t in $(UPSTREAM_PRCTL); do \
 		$(CC) -O2 -isystem $(KHDR) -I$(TREE)/tools/testing/selftests -o $(KSFT_OUT)/prctl/$$t \

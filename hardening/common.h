@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the zerosleep hardening tests: the policy values, the
- * policy calls made directly with syscall(2), time arithmetic, a small
- * seeded PRNG and CPU pinning.
+ * Helpers of the zerosleep hardening tests, on top of those of the
+ * selftests that the series carries (../selftests/timers/zero_sleep_policy.h:
+ * the numbers, clock and context switch readings, and the probe of the
+ * kernel's early return): short policy names, the policy calls made directly
+ * with syscall(2), time arithmetic, a small seeded PRNG, CPU pinning, and
+ * what the tests that came from the selftests use (privilege drops, /proc
+ * paths, shorthands for the kselftest harness).
  *
- * The tests issue nanosleep(2), clock_nanosleep(2) and prctl(2) through
- * syscall(2) so that libc cannot change the arguments (glibc turns
- * nanosleep() into clock_nanosleep(), validates some clock ids itself and
- * returns errors from clock_nanosleep() instead of setting errno).
+ * The tests issue nanosleep(2), clock_nanosleep(2) and, where every
+ * argument matters, prctl(2) through syscall(2) so that libc cannot change
+ * the arguments (glibc turns nanosleep() into clock_nanosleep(), validates
+ * some clock ids itself and returns errors from clock_nanosleep() instead
+ * of setting errno).
  */
 #ifndef ZEROSLEEP_HARDENING_COMMON_H
 #define ZEROSLEEP_HARDENING_COMMON_H
 
 #include <errno.h>
+#include <grp.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,36 +35,18 @@
 # error "<linux/prctl.h> lacks PR_SET_TIMERSLACK_ZERO_POLICY: build with -isystem <repo>/uapi"
 #endif
 
-#ifndef CLOCK_TAI
-# define CLOCK_TAI		11
-#endif
+#include "../selftests/timers/zero_sleep_policy.h"
+
 #ifndef CLONE_NEWTIME
 # define CLONE_NEWTIME		0x00000080
 #endif
 
-/*
- * The policy values and the flag, spelled out: an older <linux/prctl.h>
- * gave PR_TIMERSLACK_ZERO_FULL_SLACK the value 0, which is DEFAULT now.
- * A header that has PR_TIMERSLACK_ZERO_DEFAULT must agree with them.
- */
-#define ZS_DEFAULT		0	/* the kernel's own behaviour */
-#define ZS_RETURN		1	/* return at once */
-#define ZS_SCHEDULE		2	/* pass through the scheduler once */
-#define ZS_FULL_SLACK		3	/* sleep for the slack on every kernel */
-#define ZS_NR_POLICIES		4
-#define ZS_ALL_THREADS		1	/* SET's arg3: every thread of the process */
-
-#ifdef PR_TIMERSLACK_ZERO_DEFAULT
-_Static_assert(PR_TIMERSLACK_ZERO_DEFAULT == ZS_DEFAULT, "PR_TIMERSLACK_ZERO_DEFAULT");
-_Static_assert(PR_TIMERSLACK_ZERO_RETURN == ZS_RETURN, "PR_TIMERSLACK_ZERO_RETURN");
-_Static_assert(PR_TIMERSLACK_ZERO_SCHEDULE == ZS_SCHEDULE, "PR_TIMERSLACK_ZERO_SCHEDULE");
-_Static_assert(PR_TIMERSLACK_ZERO_FULL_SLACK == ZS_FULL_SLACK, "PR_TIMERSLACK_ZERO_FULL_SLACK");
-_Static_assert(PR_TIMERSLACK_ZERO_ALL_THREADS == ZS_ALL_THREADS, "PR_TIMERSLACK_ZERO_ALL_THREADS");
-#endif
-
-#define NSEC_PER_USEC		1000LL
-#define NSEC_PER_MSEC		1000000LL
-#define NSEC_PER_SEC		1000000000LL
+/* Short names for the policies and the flag. */
+#define ZS_DEFAULT		PR_TIMERSLACK_ZERO_DEFAULT
+#define ZS_RETURN		PR_TIMERSLACK_ZERO_RETURN
+#define ZS_SCHEDULE		PR_TIMERSLACK_ZERO_SCHEDULE
+#define ZS_FULL_SLACK		PR_TIMERSLACK_ZERO_FULL_SLACK
+#define ZS_ALL_THREADS		PR_TIMERSLACK_ZERO_ALL_THREADS
 
 #define ZS_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -115,26 +103,15 @@ static inline long zs_prctl(unsigned long option, unsigned long a2, unsigned lon
 	return syscall(SYS_prctl, option, a2, a3, a4, a5);
 }
 
-static inline int zs_set_policy(int policy)
+static inline int zs_set_policy_flags(int policy, unsigned long flags)
 {
-	return (int)zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, (unsigned long)policy, 0, 0, 0);
+	return (int)zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, (unsigned long)policy, flags, 0, 0);
 }
 
 /* Sets the policy of every thread of the calling process. */
 static inline int zs_set_policy_all(int policy)
 {
-	return (int)zs_prctl(PR_SET_TIMERSLACK_ZERO_POLICY, (unsigned long)policy,
-			     ZS_ALL_THREADS, 0, 0);
-}
-
-static inline int zs_get_policy(void)
-{
-	return (int)zs_prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0, 0, 0, 0);
-}
-
-static inline int zs_set_slack(unsigned long ns)
-{
-	return (int)zs_prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0);
+	return zs_set_policy_flags(policy, ZS_ALL_THREADS);
 }
 
 static inline int64_t zs_ts_ns(const struct timespec *ts)
@@ -149,16 +126,6 @@ static inline struct timespec zs_ns_ts(int64_t ns)
 	ts.tv_sec = (time_t)(ns / NSEC_PER_SEC);
 	ts.tv_nsec = (long)(ns % NSEC_PER_SEC);
 	return ts;
-}
-
-/* The clock's current time in ns; the clocks used here cannot fail. */
-static inline int64_t zs_now(clockid_t clk)
-{
-	struct timespec ts;
-
-	if (clock_gettime(clk, &ts))
-		return -1;
-	return zs_ts_ns(&ts);
 }
 
 /*
@@ -183,99 +150,13 @@ static inline int zs_zero_sleep(unsigned int i)
 	return ret ? errno : 0;
 }
 
-/* The calling thread's voluntary and involuntary context switches. */
-static inline void zs_switches(long *nvcsw, long *nivcsw)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_THREAD, &ru);
-	*nvcsw = ru.ru_nvcsw;
-	if (nivcsw)
-		*nivcsw = ru.ru_nivcsw;
-}
-
+/* The calling thread's voluntary context switches. */
 static inline long zs_nvcsw(void)
 {
 	long v;
 
 	zs_switches(&v, NULL);
 	return v;
-}
-
-/*
- * Whether the running kernel has the early return of Linux 7.2, commits
- * bd5956166d20 ("hrtimer: Provide hrtimer_start_range_ns_user()") and
- * b40c927345a9 ("hrtimer: Use hrtimer_start_expires_user() for hrtimer
- * sleepers"): a sleeper whose requested expiry has already passed returns
- * without sleeping when its timer would be the first to expire on the CPU.
- * Without it (6.12), a zero-length sleep under DEFAULT sleeps for the
- * slack, exactly as under FULL_SLACK; with it, whether it sleeps depends on
- * its clock base and the other timers on the CPU.
- *
- * A distribution kernel may carry those commits before 7.2, so this asks
- * the kernel, not its version: under DEFAULT with a 10 ms slack, a relative
- * {0, 0} sleep on CLOCK_TAI, whose clock base is nearly always empty,
- * sleeps (one voluntary switch) in every call without the early return,
- * and in (nearly) none with it.  Anything in between is reported as
- * ZS_EARLY_UNKNOWN, for the test to fail rather than guess.
- *
- * The first call probes and prints the result as a TAP diagnostic; later
- * ones in the same process (or its children) give the same answer.  Probe
- * from a SCHED_OTHER thread (a real-time one has no slack); the thread's
- * slack and policy are left as they were.
- */
-enum zs_early_return {
-	ZS_EARLY_UNKNOWN = -1,	/* the probe could not tell */
-	ZS_EARLY_NONE = 0,	/* DEFAULT sleeps like FULL_SLACK */
-	ZS_EARLY_RETURN = 1,	/* the kernel returns from expired sleeps */
-};
-
-#define ZS_PROBE_CALLS		16
-#define ZS_PROBE_SLACK_NS	(10 * NSEC_PER_MSEC)
-
-static inline int zs_probe_early_return(void)
-{
-	static const char * const verdicts[] = {
-		"inconclusive", "no early return, they wait for the slack",
-		"early return",
-	};
-	static int early = -2;	/* not probed yet */
-	struct timespec zero = { 0, 0 };
-	int i, slept = 0, failed = 0;
-	long slack, policy, nv0;
-
-	if (early != -2)
-		return early;
-	slack = zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-	policy = zs_prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0, 0, 0, 0);
-	if (slack < 0 || zs_set_slack(ZS_PROBE_SLACK_NS) ||
-	    zs_prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) != ZS_PROBE_SLACK_NS ||
-	    (policy >= 0 && zs_set_policy(ZS_DEFAULT)))
-		failed = 1;
-	if (!failed)
-		clock_nanosleep(CLOCK_TAI, 0, &zero, NULL);	/* warm-up */
-	for (i = 0; i < ZS_PROBE_CALLS && !failed; i++) {
-		nv0 = zs_nvcsw();
-		failed += !!clock_nanosleep(CLOCK_TAI, 0, &zero, NULL);
-		slept += zs_nvcsw() > nv0;
-	}
-	if (slack >= 0)
-		zs_set_slack((unsigned long)slack);
-	if (policy >= 0)
-		zs_set_policy((int)policy);
-
-	if (failed)
-		early = ZS_EARLY_UNKNOWN;
-	else if (4 * slept <= ZS_PROBE_CALLS)
-		early = ZS_EARLY_RETURN;
-	else if (4 * slept >= 3 * ZS_PROBE_CALLS)
-		early = ZS_EARLY_NONE;
-	else
-		early = ZS_EARLY_UNKNOWN;
-	printf("# kernel: zero-length sleeps: %s (probe: %d of %d calls slept%s)\n",
-	       verdicts[early + 1], slept, i, failed ? ", the probe failed" : "");
-	fflush(stdout);
-	return early;
 }
 
 /*
@@ -372,6 +253,79 @@ static inline void zs_store(unsigned long *p, unsigned long v)
 static inline void zs_add(unsigned long *p, unsigned long v)
 {
 	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+/*
+ * For the tests that came from the selftests (prctl, procfs, sched): set the
+ * policy or the slack in a harness test, or fail it.
+ */
+#define SET_POLICY(p)							\
+	do {								\
+		int __policy = (p);					\
+									\
+		ASSERT_EQ(0, zs_set_policy(__policy))			\
+			TH_LOG("PR_SET_TIMERSLACK_ZERO_POLICY(%d): %s",	\
+			       __policy, strerror(errno));		\
+	} while (0)
+
+#define SET_SLACK(ns)							\
+	do {								\
+		unsigned long __slack = (ns);				\
+									\
+		ASSERT_EQ(0, zs_set_slack(__slack))			\
+			TH_LOG("PR_SET_TIMERSLACK(%lu): %s", __slack,	\
+			       strerror(errno));			\
+	} while (0)
+
+static inline pid_t sys_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static inline long sys_nanosleep(const void *req, void *rem)
+{
+	return syscall(SYS_nanosleep, req, rem);
+}
+
+static inline long sys_clock_nanosleep(clockid_t clk, int flags, const void *req, void *rem)
+{
+	return syscall(SYS_clock_nanosleep, clk, flags, req, rem);
+}
+
+/* Sleeps for @ns (nothing if it is not positive), through signals. */
+static inline void zs_sleep_ns(int64_t ns)
+{
+	struct timespec ts = zs_ns_ts(ns > 0 ? ns : 0);
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static inline bool is_root(void)
+{
+	return geteuid() == 0;
+}
+
+#define NOBODY			65534
+
+/* Another uid, no capabilities; still dumpable, so that /proc stays usable. */
+static inline int drop_to_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return -1;
+	return prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL);
+}
+
+/* The policy file of a process (tid 0) or of one of its threads. */
+#define PROC_PATH_LEN		80
+
+static inline void policy_path(char *buf, size_t len, pid_t pid, pid_t tid)
+{
+	if (tid)
+		snprintf(buf, len, "/proc/%d/task/%d/timerslack_zero_policy", pid, tid);
+	else
+		snprintf(buf, len, "/proc/%d/timerslack_zero_policy", pid);
 }
 
 #endif /* ZEROSLEEP_HARDENING_COMMON_H */

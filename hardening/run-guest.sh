@@ -61,10 +61,13 @@ run() {
 }
 
 echo "# hardening: $(uname -r), $(nproc) CPUs"
-# RT and the interrupt counts first, while the machine is quiet; the
-# stress last.  clockstep steps CLOCK_REALTIME and puts it back.
+# RT, the interrupt counts and the scheduler first, while the machine is
+# quiet; the stress last.  clockstep steps CLOCK_REALTIME and puts it back.
 run rt
 run interrupts
+run sched
+run prctl
+run procfs
 run compat32
 run timens
 run clockstep

@@ -13,10 +13,11 @@ show() { git -C "$1" show "zerosleep:$2" 2>/dev/null; }
 section() {
 	# The timerslack_zero_policy section of proc.rst, without its number.
 	show "$1" Documentation/filesystems/proc.rst |
-		sed -n '/^3\.[0-9]* \/proc\/<pid>\/timerslack_zero_policy/,/^gives ESRCH\.$/p' | sed '1s/^3\.[0-9]* //'
+		sed -n '/^3\.[0-9]* \/proc\/<pid>\/timerslack_zero_policy/,/gives ESRCH\.$/p' | sed '1s/^3\.[0-9]* //'
 }
+# The series' own selftests files: those that selftests/ holds.
 for f in Documentation/userspace-api/zero-length-sleeps.rst \
-	$(git -C "$a" ls-tree -r --name-only zerosleep tools/testing/selftests/zerosleep); do
+	$("$(dirname "$0")/sync-selftests.sh" --own "$(dirname "$0")/../selftests"); do
 	if [ -z "$(show "$a" "$f")" ] || ! diff -u <(show "$a" "$f") <(show "$b" "$f") | head -n 20; then
 		echo "compare-series.sh: $f differs between $a and $b" >&2
 		bad=1

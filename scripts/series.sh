@@ -7,10 +7,11 @@
 #
 # series/ is "git format-patch vanilla..zerosleep" with a cover letter and
 # the file series/series listing the patches in order.  The last patch adds
-# tools/testing/selftests/zerosleep/; it is generated from SELFTESTS_DIR, so
-# it is amended here whenever selftests/ changed.  The cover letter text is
-# kept as the branch description (seeded from series/ by scripts/tree.sh);
-# edit it with "git -C build/linux branch --edit-description" or edit
+# the selftests (tools/testing/selftests/timers/ and proc/); it is generated
+# from SELFTESTS_DIR and scripts/selftests-commit.txt, so it is amended here
+# whenever either changed.  The cover letter text is kept as the branch
+# description (seeded from series/ by scripts/tree.sh); edit it with
+# "git -C build/linux branch --edit-description" or edit
 # series/0000-cover-letter.patch and let "make tree" pick it up.
 #
 # With --check nothing is written: the exit status is 1 when series/ or the
@@ -32,19 +33,35 @@ export GIT_COMMITTER_NAME=$ident_name GIT_COMMITTER_EMAIL=$ident_email
 export GIT_AUTHOR_NAME=$ident_name GIT_AUTHOR_EMAIL=$ident_email
 git() { command git -C "$tree" -c core.quotepath=off "$@"; }
 
-ksft=tools/testing/selftests
+# The selftests patch is the last: the files that sync-selftests.sh puts in
+# the tree (it names them), with scripts/selftests-commit.txt as its
+# message.  Debian's .gitignore ignores every new file, hence --ignored and
+# -f; the paths are exact files, so no build output comes along.
 "$here/sync-selftests.sh" "$tree" "$selftests"
-if [ -n "$(git status --porcelain --ignored -- "$ksft/zerosleep" "$ksft/Makefile" MAINTAINERS)" ]; then
+paths=()
+while read -r p; do
+	if [ -e "$tree/$p" ] || [ -n "$(git ls-files -- "$p")" ]; then
+		paths+=("$p")
+	fi
+done < <("$here/sync-selftests.sh" --paths "$selftests")
+msg=$here/selftests-commit.txt
+last_is_selftests() { git log -1 --format=%s | grep -qE '^selftests(/[a-z]+)?: '; }
+stale=
+[ -n "$(git status --porcelain --ignored -- "${paths[@]}")" ] && stale=files
+if last_is_selftests && [ "$(git cat-file commit HEAD | sed '1,/^$/d')" != "$(git stripspace < "$msg")" ]; then
+	stale=${stale:-message}
+fi
+if [ -n "$stale" ]; then
 	if [ -n "$check" ]; then
-		echo "series/ is stale: selftests/ differs from the selftests patch; run 'make series'" >&2
-		git status --short --ignored -- "$ksft/zerosleep" "$ksft/Makefile" MAINTAINERS >&2
+		echo "series/ is stale: selftests/ or scripts/selftests-commit.txt differs from the selftests patch ($stale); run 'make series'" >&2
+		git status --short --ignored -- "${paths[@]}" >&2
 		exit 1
 	fi
-	git add -f -A -- "$ksft/zerosleep" "$ksft/Makefile" MAINTAINERS
-	if git log -1 --format=%s | grep -q '^selftests/zerosleep:'; then
-		GIT_COMMITTER_DATE=$(git log -1 --format=%aD) git commit -q --amend --no-edit
+	git add -f -A -- "${paths[@]}"
+	if last_is_selftests; then
+		GIT_COMMITTER_DATE=$(git log -1 --format=%aD) git commit -q --amend -F "$msg"
 	else
-		git commit -q -F "$here/selftests-commit.txt"
+		git commit -q -F "$msg"
 	fi
 fi
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then

@@ -243,7 +243,7 @@ guest() {
 		[ $rc -eq 3 ] && grep -qs '^not ok' "$o/guest/guest_clock.tap" && [ $try -lt 3 ] || break
 		echo "# guest $k: boot $try had no usable clock; booting again"
 	done
-	if [ $rc -ne 0 ] || ! ls "$o"/guest/zerosleep_test.tap > /dev/null 2>&1; then
+	if [ $rc -ne 0 ] || ! ls "$o"/guest/zero_sleep_policy.tap > /dev/null 2>&1; then
 		echo "not ok - guest $k: the test kernel booted, ran the tests and shut down cleanly (exit status $rc)" | tee -a "$o/guest.tap"
 	else
 		echo "ok - guest $k: the test kernel booted, ran the tests and shut down cleanly" >> "$o/guest.tap"

@@ -40,32 +40,21 @@
 #include <unistd.h>
 
 #include "tap.h"
+/* The kselftests' helpers: numbers, clock and switch readings, the probe. */
+#include "../../selftests/timers/zero_sleep_policy.h"
 
 #define CALLS		20
 #define SLACK_NS	10000000UL	/* 10 ms: a zero-length sleep blocks */
 #define TURNS		1000
-#define NSEC_PER_SEC	1000000000L
-
-#ifndef CLOCK_TAI
-# define CLOCK_TAI 11
-#endif
 
 /* ---- the worker --------------------------------------------------------- */
 
 static long nvcsw(void)
 {
-	struct rusage ru;
+	long n;
 
-	getrusage(RUSAGE_THREAD, &ru);
-	return ru.ru_nvcsw;
-}
-
-static long long now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	zs_switches(&n, NULL);
+	return n;
 }
 
 enum call {
@@ -103,50 +92,18 @@ static int on_tick_base(enum call c)
 
 /*
  * Whether the kernel has that early return: probed, not read from its
- * version, since a distribution kernel may carry it before 7.2.  With a
- * 10 ms slack, a relative {0, 0} sleep on CLOCK_TAI, whose clock base is
- * nearly always empty, blocks in every call without it and in (nearly)
- * none with it.  1: early return, 0: none, -1: the probe cannot tell.
- * The probe runs in the judge, under whatever zero-length sleep policy it
- * was started with, as the workers that run without the preload are: it
- * sees what they see.  The judge's slack is left as it was.
+ * version, since a distribution kernel may carry it before 7.2
+ * (zs_probe_early_return()).  1: early return, 0: none, -1: the probe
+ * cannot tell.  The probe runs in the judge, under DEFAULT where the
+ * kernel has the policies, as the workers that run without the preload do:
+ * it sees what they see.  The judge's slack and policy are left as they
+ * were.
  */
-#define PROBE_CALLS	16
-
-static int kernel_early = -1;
+static int kernel_early = ZS_EARLY_UNKNOWN;
 
 static void probe_early_return(void)
 {
-	struct timespec zero = { 0, 0 };
-	int slack, i, slept = 0, failed = 0;
-	long before;
-
-	slack = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
-	if (slack < 0 || prctl(PR_SET_TIMERSLACK, SLACK_NS, 0UL, 0UL, 0UL) ||
-	    prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL) != (int)SLACK_NS)
-		failed = 1;
-	if (!failed)
-		syscall(SYS_clock_nanosleep, CLOCK_TAI, 0, &zero, NULL);	/* warm-up */
-	for (i = 0; i < PROBE_CALLS && !failed; i++) {
-		before = nvcsw();
-		failed += syscall(SYS_clock_nanosleep, CLOCK_TAI, 0, &zero, NULL) != 0;
-		slept += nvcsw() > before;
-	}
-	if (slack >= 0)
-		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0UL, 0UL, 0UL);
-
-	if (failed)
-		kernel_early = -1;
-	else if (4 * slept <= PROBE_CALLS)
-		kernel_early = 1;
-	else if (4 * slept >= 3 * PROBE_CALLS)
-		kernel_early = 0;
-	else
-		kernel_early = -1;
-	diag("kernel: zero-length sleeps: %s (probe: %d of %d calls slept%s)",
-	     kernel_early > 0 ? "early return" : kernel_early == 0 ?
-	     "no early return, they wait for the slack" : "inconclusive",
-	     slept, i, failed ? ", the probe failed" : "");
+	kernel_early = zs_probe_early_return();
 }
 
 /* Whether the probe told; a test that needs the answer fails if not. */
@@ -215,14 +172,14 @@ static int work_zero(unsigned long slack)
 		failures = 0;
 		kept = 1;
 		before = nvcsw();
-		t0 = now_ns(CLOCK_MONOTONIC);
+		t0 = zs_now(CLOCK_MONOTONIC);
 		for (i = 0; i < CALLS; i++) {
 			errno = 4242;
 			failures += zero_call((enum call)c) != 0;
 			kept &= errno == 4242;
 		}
 		printf("%d %ld %d %d %lld\n", c, nvcsw() - before, failures, kept,
-		       now_ns(CLOCK_MONOTONIC) - t0);
+		       zs_now(CLOCK_MONOTONIC) - t0);
 	}
 	return 0;
 }
@@ -240,10 +197,10 @@ static int work_nonzero(void)
 #define MEASURE(name, call)						\
 	do {								\
 		before = nvcsw();					\
-		t0 = now_ns(CLOCK_MONOTONIC);				\
+		t0 = zs_now(CLOCK_MONOTONIC);				\
 		ret = (call);						\
 		printf("%s %lld %ld %d\n", name,			\
-		       now_ns(CLOCK_MONOTONIC) - t0, nvcsw() - before, ret); \
+		       zs_now(CLOCK_MONOTONIC) - t0, nvcsw() - before, ret); \
 	} while (0)
 	ts = (struct timespec){ 0, 1 };
 	MEASURE("nanosleep-1ns", nanosleep(&ts, NULL));

@@ -2,7 +2,8 @@
 /*
  * Zero-length sleep policies and the scheduler: who runs when a zero-length
  * sleep passes through the scheduler, real-time and deadline tasks, the
- * IA-32 entry points and time namespaces.
+ * IA-32 entry points and time namespaces.  These came from the selftests
+ * and stay outside the series, next to rt, compat32 and timens.
  *
  * Judged by whether another thread made progress, by context switches and
  * by large ratios, not by absolute durations, except where a duration of
@@ -17,7 +18,18 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "zerosleep.h"
+#include "common.h"
+/* The harness has an unused parameter, which -Wextra reports. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+/*
+ * Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags,
+ * and pass every fixture function a variant that not all of them use.
+ */
+#pragma GCC diagnostic ignored "-Wclobbered"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 
 #ifndef SCHED_DEADLINE
 # define SCHED_DEADLINE		6
@@ -50,15 +62,15 @@ struct loop_result {
 
 static void zero_loop(clockid_t clk, bool absolute, int calls, struct loop_result *r)
 {
-	long nvcsw0 = thread_nvcsw();
-	int64_t t0 = now_ns();
+	long nvcsw0 = zs_nvcsw();
+	int64_t t0 = zs_now(CLOCK_MONOTONIC);
 	int i;
 
 	memset(r, 0, sizeof(*r));
 	for (i = 0; i < calls; i++)
 		r->failures += !!zero_sleep(clk, absolute);
-	r->ns = now_ns() - t0;
-	r->nvcsw = thread_nvcsw() - nvcsw0;
+	r->ns = zs_now(CLOCK_MONOTONIC) - t0;
+	r->nvcsw = zs_nvcsw() - nvcsw0;
 	r->calls = calls;
 }
 
@@ -177,13 +189,13 @@ struct peer {
 static void *peer_fn(void *arg)
 {
 	struct peer *p = arg;
-	int64_t end = now_ns() + PEER_LIMIT_NS;
+	int64_t end = zs_now(CLOCK_MONOTONIC) + PEER_LIMIT_NS;
 	unsigned long i;
 
 	for (i = 1; !load(&p->stop); i++) {
 		store(&p->counter, i);
 		sched_yield();
-		if (!(i & 255) && now_ns() > end)
+		if (!(i & 255) && zs_now(CLOCK_MONOTONIC) > end)
 			break;
 	}
 	return NULL;
@@ -198,9 +210,9 @@ static void observe(struct peer *p, int policy, int64_t ns, long calls, struct o
 {
 	struct timespec zero = { 0, 0 };
 	unsigned long prev, cur;
-	int64_t t0 = now_ns();
+	int64_t t0 = zs_now(CLOCK_MONOTONIC);
 
-	if (set_policy(policy))
+	if (zs_set_policy(policy))
 		o->failures++;
 	prev = load(&p->counter);
 	do {
@@ -210,7 +222,7 @@ static void observe(struct peer *p, int policy, int64_t ns, long calls, struct o
 		o->advanced += cur != prev;
 		prev = cur;
 		o->calls++;
-	} while (calls ? o->calls < calls : now_ns() - t0 < ns);
+	} while (calls ? o->calls < calls : zs_now(CLOCK_MONOTONIC) - t0 < ns);
 }
 
 static double share(const struct observed *o)
@@ -240,8 +252,8 @@ TEST(schedule_gives_cpu_to_other_task)
 	ASSERT_EQ(0, pin_self(busy));
 	ASSERT_EQ(0, start_thread(&t, peer_fn, &p, busy, SCHED_OTHER, 0));
 	for (i = 0; i < OTHER_PHASES; i++) {
-		observe(&p, RETURN, OTHER_PHASE_NS, 0, &ret);
-		observe(&p, SCHEDULE, OTHER_PHASE_NS, 0, &sched);
+		observe(&p, ZS_RETURN, OTHER_PHASE_NS, 0, &ret);
+		observe(&p, ZS_SCHEDULE, OTHER_PHASE_NS, 0, &sched);
 	}
 	store(&p.stop, 1);
 	pthread_join(t, NULL);
@@ -308,22 +320,22 @@ static void fifo_test(struct __test_metadata *_metadata, int policy)
 		pthread_join(b, NULL);
 		ASSERT_EQ(0, r.o.failures);
 		ksft_print_msg("%s, round %d: the FIFO peer ran during %ld of %ld sleeps\n",
-			       policy_name(policy), attempt, r.o.advanced, r.o.calls);
-		ok = policy == SCHEDULE ? r.o.advanced >= r.o.calls * 9 / 10 : !r.o.advanced;
+			       zs_policy_name(policy), attempt, r.o.advanced, r.o.calls);
+		ok = policy == ZS_SCHEDULE ? r.o.advanced >= r.o.calls * 9 / 10 : !r.o.advanced;
 	}
 	EXPECT_TRUE(ok)
-		TH_LOG("%s: the FIFO peer ran during %ld of %ld sleeps", policy_name(policy),
+		TH_LOG("%s: the FIFO peer ran during %ld of %ld sleeps", zs_policy_name(policy),
 		       r.o.advanced, r.o.calls);
 }
 
 TEST(schedule_lets_equal_fifo_thread_run)
 {
-	fifo_test(_metadata, SCHEDULE);
+	fifo_test(_metadata, ZS_SCHEDULE);
 }
 
 TEST(return_keeps_cpu_from_equal_fifo_thread)
 {
-	fifo_test(_metadata, RETURN);
+	fifo_test(_metadata, ZS_RETURN);
 }
 
 /*
@@ -334,7 +346,7 @@ TEST(return_keeps_cpu_from_equal_fifo_thread)
  */
 
 struct fifo_alone {
-	struct loop_result r[NR_POLICIES];
+	struct loop_result r[ZS_NR_POLICIES];
 	int err;
 };
 
@@ -343,8 +355,8 @@ static void *fifo_alone_fn(void *arg)
 	struct fifo_alone *f = arg;
 	unsigned int p;
 
-	for (p = 0; p < NR_POLICIES; p++) {
-		if (set_policy(all_policies[p]))
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		if (zs_set_policy((int)p))
 			f->err = errno;
 		nosleep_loop(CLOCK_MONOTONIC, true, FAST_CALLS, &f->r[p]);
 	}
@@ -368,14 +380,14 @@ TEST(fifo_task_follows_policy)
 	ASSERT_EQ(0, ret);
 	pthread_join(t, NULL);
 	ASSERT_EQ(0, f.err);
-	for (p = 0; p < NR_POLICIES; p++) {
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
 		ksft_print_msg("SCHED_FIFO, %s: %ld voluntary switches in %d calls, %.1f us/call\n",
-			       policy_name(all_policies[p]), f.r[p].nvcsw, f.r[p].calls,
+			       zs_policy_name((int)p), f.r[p].nvcsw, f.r[p].calls,
 			       per_call(&f.r[p]) / NSEC_PER_USEC);
 		EXPECT_EQ(0, f.r[p].failures);
-		if (all_policies[p] != DEFAULT) {
+		if ((int)p != ZS_DEFAULT) {
 			EXPECT_EQ(0, f.r[p].nvcsw)
-				TH_LOG("SCHED_FIFO, %s: slept", policy_name(all_policies[p]));
+				TH_LOG("SCHED_FIFO, %s: slept", zs_policy_name((int)p));
 		}
 	}
 }
@@ -404,7 +416,7 @@ struct dl_attr {
 
 struct dl_result {
 	int setattr_err, policy_err;
-	struct loop_result r[NR_POLICIES];
+	struct loop_result r[ZS_NR_POLICIES];
 };
 
 static void *dl_thread(void *arg)
@@ -423,8 +435,8 @@ static void *dl_thread(void *arg)
 		r->setattr_err = errno;
 		return NULL;
 	}
-	for (p = 0; p < NR_POLICIES; p++) {
-		if (set_policy(all_policies[p]))
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		if (zs_set_policy((int)p))
 			r->policy_err = errno;
 		/* Start at the beginning of a period, with the full runtime. */
 		sched_yield();
@@ -446,21 +458,21 @@ TEST(deadline_task_follows_policy)
 		SKIP(return, "SCHED_DEADLINE needs CAP_SYS_NICE");
 	ASSERT_EQ(0, r.setattr_err)
 		TH_LOG("sched_setattr(SCHED_DEADLINE): %s", strerror(r.setattr_err));
-	for (p = 0; p < NR_POLICIES; p++) {
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
 		ksft_print_msg("SCHED_DEADLINE, %s: %d zero sleeps in %.3f ms, %ld switches\n",
-			       policy_name(all_policies[p]), r.r[p].calls,
+			       zs_policy_name((int)p), r.r[p].calls,
 			       (double)r.r[p].ns / NSEC_PER_MSEC, r.r[p].nvcsw);
 		EXPECT_EQ(0, r.r[p].failures);
 	}
 	EXPECT_EQ(0, r.policy_err)
 		TH_LOG("PR_SET_TIMERSLACK_ZERO_POLICY: %s", strerror(r.policy_err));
-	EXPECT_EQ(0, r.r[RETURN].nvcsw);
-	EXPECT_EQ(0, r.r[SCHEDULE].nvcsw);
-	EXPECT_GT(DL_MAX_NS, r.r[RETURN].ns);
-	EXPECT_GT(DL_MAX_NS, r.r[SCHEDULE].ns)
+	EXPECT_EQ(0, r.r[ZS_RETURN].nvcsw);
+	EXPECT_EQ(0, r.r[ZS_SCHEDULE].nvcsw);
+	EXPECT_GT(DL_MAX_NS, r.r[ZS_RETURN].ns);
+	EXPECT_GT(DL_MAX_NS, r.r[ZS_SCHEDULE].ns)
 		TH_LOG("SCHEDULE: %d zero sleeps, deadline task, %lld ms period: %lld ms",
 		       DL_CALLS, DL_PERIOD_NS / NSEC_PER_MSEC,
-		       (long long)(r.r[SCHEDULE].ns / NSEC_PER_MSEC));
+		       (long long)(r.r[ZS_SCHEDULE].ns / NSEC_PER_MSEC));
 }
 
 /* ------------------------------------------------------------------------
@@ -470,28 +482,28 @@ TEST(deadline_task_follows_policy)
 
 TEST(return_and_schedule_faster_than_full_slack)
 {
-	struct loop_result r[NR_POLICIES];
+	struct loop_result r[ZS_NR_POLICIES];
 	unsigned int a, p;
 	double ratio;
 
 	SET_SLACK(LARGE_SLACK_NS);
 	for (a = 0; a < 2; a++) {
-		for (p = 0; p < NR_POLICIES; p++) {
-			SET_POLICY(all_policies[p]);
-			if (all_policies[p] == RETURN || all_policies[p] == SCHEDULE)
+		for (p = 0; p < ZS_NR_POLICIES; p++) {
+			SET_POLICY((int)p);
+			if ((int)p == ZS_RETURN || (int)p == ZS_SCHEDULE)
 				nosleep_loop(CLOCK_MONOTONIC, a, FAST_CALLS, &r[p]);
 			else
 				zero_loop(CLOCK_MONOTONIC, a, SLOW_CALLS, &r[p]);
 			EXPECT_EQ(0, r[p].failures);
 			ksft_print_msg("%s, %s: %.1f us/call\n",
 				       a ? "absolute" : "relative",
-				       policy_name(all_policies[p]),
+				       zs_policy_name((int)p),
 				       per_call(&r[p]) / NSEC_PER_USEC);
 		}
-		ratio = per_call(&r[FULL_SLACK]) / per_call(&r[RETURN]);
+		ratio = per_call(&r[ZS_FULL_SLACK]) / per_call(&r[ZS_RETURN]);
 		EXPECT_LE(MIN_SPEEDUP, ratio)
 			TH_LOG("RETURN only %.1f times faster than FULL_SLACK", ratio);
-		ratio = per_call(&r[FULL_SLACK]) / per_call(&r[SCHEDULE]);
+		ratio = per_call(&r[ZS_FULL_SLACK]) / per_call(&r[ZS_SCHEDULE]);
 		EXPECT_LE(MIN_SPEEDUP, ratio)
 			TH_LOG("SCHEDULE only %.1f times faster than FULL_SLACK", ratio);
 	}
@@ -545,11 +557,11 @@ static int compat_sleep(enum compat_call call, int64_t ns)
 
 	if (call == C32_CLK_ABS || call == C64_CLK_ABS) {
 		flags = TIMER_ABSTIME;
-		t += now_ns();
+		t += zs_now(CLOCK_MONOTONIC);
 	}
 	ts32->tv_sec = t / NSEC_PER_SEC;
 	ts32->tv_nsec = t % NSEC_PER_SEC;
-	*ts64 = ns_ts(t);
+	*ts64 = zs_ns_ts(t);
 	if (call == C32_NS_REL)
 		ret = int80(NR32_nanosleep, a32, 0, 0, 0);
 	else if (call <= C32_CLK_ABS)
@@ -580,36 +592,36 @@ TEST(compat_entry_points)
 	ASSERT_NE(MAP_FAILED, compat_buf);
 
 	SET_SLACK(LARGE_SLACK_NS);
-	for (p = 0; p < NR_POLICIES; p++) {
-		bool sleeps = all_policies[p] == DEFAULT || all_policies[p] == FULL_SLACK;
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		bool sleeps = (int)p == ZS_DEFAULT || (int)p == ZS_FULL_SLACK;
 
-		SET_POLICY(all_policies[p]);
+		SET_POLICY((int)p);
 		for (c = 0; c < ARRAY_SIZE(compat_names); c++) {
 			n = sleeps ? SLOW_CALLS : FAST_CALLS;
 			compat_sleep(c, 0);	/* warm-up */
 			failures = 0;
-			nvcsw0 = thread_nvcsw();
+			nvcsw0 = zs_nvcsw();
 			for (i = 0; i < n; i++)
 				failures += !!compat_sleep(c, 0);
-			slept = thread_nvcsw() - nvcsw0;
+			slept = zs_nvcsw() - nvcsw0;
 			EXPECT_EQ(0, failures)
-				TH_LOG("%s, ia32 %s", policy_name(all_policies[p]),
+				TH_LOG("%s, ia32 %s", zs_policy_name((int)p),
 				       compat_names[c]);
 			if (sleeps) {
 				EXPECT_LE(n / 2, slept)
 					TH_LOG("%s, ia32 %s: did not sleep",
-					       policy_name(all_policies[p]), compat_names[c]);
+					       zs_policy_name((int)p), compat_names[c]);
 			} else {
 				EXPECT_GE(1, slept)
 					TH_LOG("%s, ia32 %s: slept %ld times",
-					       policy_name(all_policies[p]),
+					       zs_policy_name((int)p),
 					       compat_names[c], slept);
 			}
 			if (c == C32_CLK_ABS || c == C64_CLK_ABS)
 				continue;
 			EXPECT_EQ(EINVAL, compat_sleep(c, -1))
 				TH_LOG("%s, ia32 %s with tv_nsec -1",
-				       policy_name(all_policies[p]), compat_names[c]);
+				       zs_policy_name((int)p), compat_names[c]);
 		}
 	}
 	munmap(compat_buf, 4096);
@@ -624,7 +636,7 @@ TEST(compat_entry_points)
 static int timens_check(int64_t offset_ns, int64_t host_mono)
 {
 	static const clockid_t clocks[] = { CLOCK_MONOTONIC, CLOCK_BOOTTIME };
-	static const int policies[] = { RETURN, SCHEDULE };
+	static const int policies[] = { ZS_RETURN, ZS_SCHEDULE };
 	struct loop_result r;
 	struct timespec ts;
 	int64_t mono, deadline;
@@ -633,33 +645,33 @@ static int timens_check(int64_t offset_ns, int64_t host_mono)
 	long nvcsw0;
 
 	alarm(10);	/* a deadline misread by the offset would sleep for long */
-	mono = clock_ns(CLOCK_MONOTONIC);
+	mono = zs_now(CLOCK_MONOTONIC);
 	if (mono - host_mono < offset_ns || mono - host_mono > offset_ns + 30 * NSEC_PER_SEC)
 		return 1;
 	for (p = 0; p < ARRAY_SIZE(policies); p++) {
-		if (set_policy(policies[p]))
+		if (zs_set_policy(policies[p]))
 			return 2;
 		for (c = 0; c < ARRAY_SIZE(clocks); c++) {
 			nosleep_loop(clocks[c], true, FAST_CALLS, &r);
 			if (r.failures || r.nvcsw) {
 				ksft_print_msg("timens %+llds %s clk %d now: %d bad %ld/%d slept\n",
 					       (long long)(offset_ns / NSEC_PER_SEC),
-					       policy_name(policies[p]), clocks[c], r.failures,
+					       zs_policy_name(policies[p]), clocks[c], r.failures,
 					       r.nvcsw, r.calls);
 				fails++;
 			}
-			nvcsw0 = thread_nvcsw();
+			nvcsw0 = zs_nvcsw();
 			for (i = 0; i < SLOW_CALLS / 2; i++) {
-				deadline = clock_ns(clocks[c]) + NSEC_PER_MSEC;
-				ts = ns_ts(deadline);
+				deadline = zs_now(clocks[c]) + NSEC_PER_MSEC;
+				ts = zs_ns_ts(deadline);
 				if (sys_clock_nanosleep(clocks[c], TIMER_ABSTIME, &ts, NULL) ||
-				    clock_ns(clocks[c]) < deadline)
+				    zs_now(clocks[c]) < deadline)
 					fails++;
 			}
-			if (thread_nvcsw() - nvcsw0 < SLOW_CALLS / 4) {
+			if (zs_nvcsw() - nvcsw0 < SLOW_CALLS / 4) {
 				ksft_print_msg("timens %+llds %s clock %d: now + 1 ms: no sleep\n",
 					       (long long)(offset_ns / NSEC_PER_SEC),
-					       policy_name(policies[p]), clocks[c]);
+					       zs_policy_name(policies[p]), clocks[c]);
 				fails++;
 			}
 		}
@@ -679,10 +691,10 @@ TEST(time_namespace)
 	if (!is_root())
 		SKIP(return, "time namespaces need CAP_SYS_ADMIN");
 	/* The negative offset must keep the namespace's clocks positive. */
-	if (now_ns() < 3 * NSEC_PER_SEC)
-		sleep_ns(3 * NSEC_PER_SEC - now_ns());
+	if (zs_now(CLOCK_MONOTONIC) < 3 * NSEC_PER_SEC)
+		zs_sleep_ns(3 * NSEC_PER_SEC - zs_now(CLOCK_MONOTONIC));
 	offsets[0] = 1000 * NSEC_PER_SEC;
-	offsets[1] = -(now_ns() / NSEC_PER_SEC - 1) * NSEC_PER_SEC;
+	offsets[1] = -(zs_now(CLOCK_MONOTONIC) / NSEC_PER_SEC - 1) * NSEC_PER_SEC;
 
 	for (i = 0; i < ARRAY_SIZE(offsets); i++) {
 		pid = fork();
@@ -701,7 +713,7 @@ TEST(time_namespace)
 			if (fd < 0 || write(fd, buf, len) != len)
 				_exit(11);
 			close(fd);
-			host_mono = now_ns();
+			host_mono = zs_now(CLOCK_MONOTONIC);
 			gc = fork();
 			if (gc == 0)
 				_exit(timens_check(offsets[i], host_mono));

@@ -11,6 +11,12 @@
  * namespace, held by whoever opened the file (EPERM otherwise).  A task that
  * is gone gives ESRCH.  timerslack_ns follows the same opener rule.
  *
+ * The series carries the contract of both files
+ * (selftests/proc/proc-timerslack-zero-policy.c); this is the exhaustive
+ * version, outside the series: every path, offsets, junk and faulting
+ * writes, user namespaces, capabilities one by one, writes racing with
+ * sleeping threads, threads that exit.
+ *
  * Tests that act on other users' tasks or drop privileges need root.
  */
 #define _GNU_SOURCE
@@ -25,7 +31,18 @@
 #include <sys/wait.h>
 #include <linux/capability.h>
 
-#include "zerosleep.h"
+#include "common.h"
+/* The harness has an unused parameter, which -Wextra reports. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+/*
+ * Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags,
+ * and pass every fixture function a variant that not all of them use.
+ */
+#pragma GCC diagnostic ignored "-Wclobbered"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 
 /*
  * The result of an access: 0 for success, an error number from read() or
@@ -156,13 +173,13 @@ TEST(read_format)
 	char path[PROC_PATH_LEN];
 	unsigned int p;
 
-	for (p = 0; p < NR_POLICIES; p++) {
-		SET_POLICY(all_policies[p]);
-		check_format(_metadata, "/proc/self/timerslack_zero_policy", all_policies[p]);
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		SET_POLICY((int)p);
+		check_format(_metadata, "/proc/self/timerslack_zero_policy", (int)p);
 		check_format(_metadata, "/proc/thread-self/timerslack_zero_policy",
-			     all_policies[p]);
+			     (int)p);
 		policy_path(path, sizeof(path), getpid(), sys_gettid());
-		check_format(_metadata, path, all_policies[p]);
+		check_format(_metadata, path, (int)p);
 	}
 }
 
@@ -172,9 +189,9 @@ static void check_own_file(struct __test_metadata *_metadata, const char *path)
 	static const char * const writes[] = { "1", "2\n", "3", "0", "2", "3\n", "1\n", "0\n" };
 	unsigned int i, p;
 
-	for (p = 0; p < NR_POLICIES; p++) {
-		SET_POLICY(all_policies[p]);
-		EXPECT_READ(path, all_policies[p]);
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		SET_POLICY((int)p);
+		EXPECT_READ(path, (int)p);
 	}
 	for (i = 0; i < ARRAY_SIZE(writes); i++) {
 		int want = writes[i][0] - '0', err;
@@ -182,9 +199,9 @@ static void check_own_file(struct __test_metadata *_metadata, const char *path)
 		err = write_policy(path, writes[i]);
 		EXPECT_EQ(0, err)
 			TH_LOG("%s: write \"%s\": %s", path, writes[i], access_str(err));
-		EXPECT_EQ(want, get_policy())
+		EXPECT_EQ(want, zs_get_policy())
 			TH_LOG("%s: after write \"%s\" prctl reads %d", path, writes[i],
-			       get_policy());
+			       zs_get_policy());
 		EXPECT_READ(path, want);
 	}
 }
@@ -223,24 +240,24 @@ static void *own_thread_fn(void *arg)
 
 	policy_path(path, sizeof(path), getpid(), sys_gettid());
 	policy_path(leader, sizeof(leader), getpid(), 0);
-	if (set_policy(RETURN)) {
+	if (zs_set_policy(ZS_RETURN)) {
 		snprintf(c->msg, sizeof(c->msg), "prctl: %s", strerror(errno));
 		return NULL;
 	}
 	got = read_policy(path, &err);
-	if (got != RETURN) {
+	if (got != ZS_RETURN) {
 		snprintf(c->msg, sizeof(c->msg), "%s: read %d (%s) after prctl RETURN",
 			 path, got, access_str(err));
 		return NULL;
 	}
 	err = write_policy(path, "2\n");
-	if (err || get_policy() != SCHEDULE) {
+	if (err || zs_get_policy() != ZS_SCHEDULE) {
 		snprintf(c->msg, sizeof(c->msg), "%s: write \"2\\n\": %s, prctl reads %d",
-			 path, access_str(err), get_policy());
+			 path, access_str(err), zs_get_policy());
 		return NULL;
 	}
 	got = read_policy(leader, &err);
-	if (got != FULL_SLACK)
+	if (got != ZS_FULL_SLACK)
 		snprintf(c->msg, sizeof(c->msg), "%s: leader's file reads %d (%s), not 3",
 			 leader, got, access_str(err));
 	return NULL;
@@ -251,11 +268,11 @@ TEST(non_leader_thread_file)
 	struct thread_check c = { "" };
 	pthread_t t;
 
-	SET_POLICY(FULL_SLACK);
+	SET_POLICY(ZS_FULL_SLACK);
 	ASSERT_EQ(0, pthread_create(&t, NULL, own_thread_fn, &c));
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	EXPECT_STREQ("", c.msg);
-	EXPECT_EQ(FULL_SLACK, get_policy())
+	EXPECT_EQ(ZS_FULL_SLACK, zs_get_policy())
 		TH_LOG("a thread's write to its own file changed the leader");
 }
 
@@ -292,7 +309,7 @@ static const struct {
 
 static void check_bad_writes(struct __test_metadata *_metadata, const char *path)
 {
-	static const int bases[] = { FULL_SLACK, SCHEDULE };
+	static const int bases[] = { ZS_FULL_SLACK, ZS_SCHEDULE };
 	char junk[4096], zeros[4097];
 	unsigned int b, i;
 	ssize_t n;
@@ -349,9 +366,9 @@ static void check_bad_writes(struct __test_metadata *_metadata, const char *path
 			EXPECT_EQ(EINVAL, err)
 				TH_LOG("%s: write %s: %s (returned %zd), expected EINVAL", path,
 				       desc, access_str(err), n);
-			EXPECT_EQ(bases[b], get_policy())
+			EXPECT_EQ(bases[b], zs_get_policy())
 				TH_LOG("%s: write %s changed the policy from %d to %d", path, desc,
-				       bases[b], get_policy());
+				       bases[b], zs_get_policy());
 			EXPECT_READ(path, bases[b]);
 		}
 		/* A bad buffer faults, and changes nothing either. */
@@ -359,7 +376,7 @@ static void check_bad_writes(struct __test_metadata *_metadata, const char *path
 		err = write_policy_at(path, (void *)1, 1, 0, &n);
 		EXPECT_EQ(EFAULT, err)
 			TH_LOG("%s: write from (void *)1: %s", path, access_str(err));
-		EXPECT_EQ(bases[b], get_policy());
+		EXPECT_EQ(bases[b], zs_get_policy());
 	}
 }
 
@@ -395,7 +412,7 @@ TEST(valid_writes_return_full_count)
 				TH_LOG("%s: write \"%s\": %s", path, writes[i], access_str(err));
 			EXPECT_EQ((ssize_t)strlen(writes[i]), n)
 				TH_LOG("%s: write \"%s\" returned %zd", path, writes[i], n);
-			EXPECT_EQ(writes[i][0] - '0', get_policy());
+			EXPECT_EQ(writes[i][0] - '0', zs_get_policy());
 		}
 	}
 }
@@ -432,9 +449,9 @@ static int peer_start(struct peer *p, bool drop_to_nobody)
 			_exit(1);
 		while (read(to[0], &c, 1) == 1 && c != 'q') {
 			if (c == 'g')
-				r = '0' + get_policy();
+				r = '0' + zs_get_policy();
 			else
-				r = set_policy(c - '0') ? 'E' : 'k';
+				r = zs_set_policy(c - '0') ? 'E' : 'k';
 			if (write(from[1], &r, 1) != 1)
 				_exit(1);
 		}
@@ -487,13 +504,13 @@ TEST(other_process_with_cap_sys_nice)
 	EXPECT_EQ(0, err)
 		TH_LOG("%s: write \"1\": %s", path, access_str(err));
 	EXPECT_EQ('1', peer_cmd(&p, 'g'));
-	EXPECT_READ(tpath, RETURN);
+	EXPECT_READ(tpath, ZS_RETURN);
 
 	err = write_policy(tpath, "2\n");
 	EXPECT_EQ(0, err)
 		TH_LOG("%s: write \"2\\n\": %s", tpath, access_str(err));
 	EXPECT_EQ('2', peer_cmd(&p, 'g'));
-	EXPECT_READ(path, SCHEDULE);
+	EXPECT_READ(path, ZS_SCHEDULE);
 
 	err = write_policy(tpath, "3");
 	EXPECT_EQ(0, err);
@@ -501,10 +518,10 @@ TEST(other_process_with_cap_sys_nice)
 
 	/* The child's own prctl shows through both files. */
 	EXPECT_EQ('k', peer_cmd(&p, '0'));
-	EXPECT_READ(path, DEFAULT);
-	EXPECT_READ(tpath, DEFAULT);
+	EXPECT_READ(path, ZS_DEFAULT);
+	EXPECT_READ(tpath, ZS_DEFAULT);
 
-	EXPECT_EQ(DEFAULT, get_policy())
+	EXPECT_EQ(ZS_DEFAULT, zs_get_policy())
 		TH_LOG("writing another process's file changed the writer");
 	EXPECT_EQ(0, peer_stop(&p));
 }
@@ -609,7 +626,7 @@ static void unpriv_child(enum unpriv_mode mode, pid_t target, struct unpriv_resu
 	r->write_task = try_write(tpath, "1\n");
 	r->read_own = try_read(own);
 	r->write_own = try_write(own, "0");
-	r->own_after = get_policy();
+	r->own_after = zs_get_policy();
 
 	if (mode == DROP_TO_NOBODY) {
 		/* CAP_SYS_NICE is needed even for a task of the same uid. */
@@ -636,7 +653,7 @@ static void unpriv_test(struct __test_metadata *_metadata, enum unpriv_mode mode
 		SKIP(return, "needs root to drop privileges");
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, r);
-	SET_POLICY(SCHEDULE);
+	SET_POLICY(ZS_SCHEDULE);
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -658,15 +675,15 @@ static void unpriv_test(struct __test_metadata *_metadata, enum unpriv_mode mode
 		TH_LOG("read of /proc/<pid>/task/<tid>: %s", access_str(r->read_task));
 	EXPECT_EQ(want, r->write_task)
 		TH_LOG("write of /proc/<pid>/task/<tid>: %s", access_str(r->write_task));
-	EXPECT_EQ(mode == NOBODY_WITH_CAP ? RETURN : SCHEDULE, get_policy())
-		TH_LOG("the target's policy is %d after the child's writes", get_policy());
+	EXPECT_EQ(mode == NOBODY_WITH_CAP ? ZS_RETURN : ZS_SCHEDULE, zs_get_policy())
+		TH_LOG("the target's policy is %d after the child's writes", zs_get_policy());
 
 	/* A task may always read and write its own file. */
 	EXPECT_EQ(0, r->read_own)
 		TH_LOG("read own file: %s", access_str(r->read_own));
 	EXPECT_EQ(0, r->write_own)
 		TH_LOG("write own file: %s", access_str(r->write_own));
-	EXPECT_EQ(DEFAULT, r->own_after)
+	EXPECT_EQ(ZS_DEFAULT, r->own_after)
 		TH_LOG("own policy after writing \"0\": %d", r->own_after);
 
 	if (mode == DROP_TO_NOBODY) {
@@ -715,12 +732,12 @@ static void *sibling_fn(void *arg)
 	s->tid = sys_gettid();
 	pthread_barrier_wait(&s->b);	/* 1: started */
 	pthread_barrier_wait(&s->b);	/* 2: the leader has written our file */
-	s->seen_before = get_policy();
+	s->seen_before = zs_get_policy();
 	policy_path(leader, sizeof(leader), getpid(), 0);
 	s->write_leader = write_policy(leader, "2\n");
-	if (read_policy(leader, &err) != SCHEDULE)
+	if (read_policy(leader, &err) != ZS_SCHEDULE)
 		s->read_leader = err ?: EPROTO;
-	s->seen_after = get_policy();
+	s->seen_after = zs_get_policy();
 	return NULL;
 }
 
@@ -766,31 +783,31 @@ TEST_F(sibling, thread_files)
 			drop_one_cap(CAP_SYS_NICE);
 		ASSERT_EQ(0, err);
 	}
-	SET_POLICY(DEFAULT);
+	SET_POLICY(ZS_DEFAULT);
 	ASSERT_EQ(0, pthread_barrier_init(&s.b, NULL, 2));
 	ASSERT_EQ(0, pthread_create(&t, NULL, sibling_fn, &s));
 	pthread_barrier_wait(&s.b);
 	policy_path(tpath, sizeof(tpath), getpid(), s.tid);
 	policy_path(path, sizeof(path), getpid(), 0);
 
-	EXPECT_READ(tpath, DEFAULT);
+	EXPECT_READ(tpath, ZS_DEFAULT);
 	err = write_policy(tpath, "1");
 	EXPECT_EQ(0, err)
 		TH_LOG("%s: %s", tpath, access_str(err));
-	EXPECT_READ(tpath, RETURN);
-	EXPECT_EQ(DEFAULT, get_policy())
+	EXPECT_READ(tpath, ZS_RETURN);
+	EXPECT_EQ(ZS_DEFAULT, zs_get_policy())
 		TH_LOG("writing a sibling's file changed the writer");
 	pthread_barrier_wait(&s.b);
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	pthread_barrier_destroy(&s.b);
 
-	EXPECT_EQ(RETURN, s.seen_before);
+	EXPECT_EQ(ZS_RETURN, s.seen_before);
 	EXPECT_EQ(0, s.write_leader)
 		TH_LOG("a thread's write of its leader's file: %s", access_str(s.write_leader));
 	EXPECT_EQ(0, s.read_leader)
 		TH_LOG("a thread's read of its leader's file: %s", access_str(s.read_leader));
-	EXPECT_EQ(SCHEDULE, get_policy());
-	EXPECT_EQ(RETURN, s.seen_after)
+	EXPECT_EQ(ZS_SCHEDULE, zs_get_policy());
+	EXPECT_EQ(ZS_RETURN, s.seen_after)
 		TH_LOG("writing the leader's /proc/<pid> file changed another thread");
 }
 
@@ -818,7 +835,7 @@ static void userns_child(struct userns_result *r)
 		r->setup_err = errno;
 		return;
 	}
-	if (peer_start(&inside, false) || peer_cmd(&inside, 'g') != '0' + SCHEDULE) {
+	if (peer_start(&inside, false) || peer_cmd(&inside, 'g') != '0' + ZS_SCHEDULE) {
 		r->setup_err = EIO;
 		return;
 	}
@@ -842,7 +859,7 @@ TEST(user_namespace)
 		SKIP(return, "no user namespaces (CONFIG_USER_NS)");
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, r);
-	SET_POLICY(SCHEDULE);
+	SET_POLICY(ZS_SCHEDULE);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -855,12 +872,12 @@ TEST(user_namespace)
 		TH_LOG("unshare(CLONE_NEWUSER) and a child in it: %s", strerror(r->setup_err));
 	EXPECT_EQ(0, r->write_inside)
 		TH_LOG("write of a task inside the namespace: %s", access_str(r->write_inside));
-	EXPECT_EQ(RETURN, r->child_after);
+	EXPECT_EQ(ZS_RETURN, r->child_after);
 	EXPECT_EQ(EPERM, r->write_outside)
 		TH_LOG("write of the parent, outside: %s", access_str(r->write_outside));
 	EXPECT_EQ(EPERM, r->read_outside)
 		TH_LOG("read of the parent, outside: %s", access_str(r->read_outside));
-	EXPECT_EQ(SCHEDULE, get_policy())
+	EXPECT_EQ(ZS_SCHEDULE, zs_get_policy())
 		TH_LOG("a task in a child user namespace changed its parent");
 	munmap(r, sizeof(*r));
 }
@@ -1022,13 +1039,13 @@ static void race_loop(struct race_target *r, int i)
 	__atomic_add_fetch(&r->ready, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST)) {
 		sleep(0);
-		p = get_policy();
-		bad += p < 0 || p >= NR_POLICIES;
+		p = zs_get_policy();
+		bad += p < 0 || p >= ZS_NR_POLICIES;
 		loops++;
 	}
 	r->loops[i] = loops;
 	r->bad[i] = bad;
-	r->final[i] = get_policy();
+	r->final[i] = zs_get_policy();
 }
 
 static void *race_thread(void *arg)
@@ -1065,9 +1082,9 @@ TEST(writes_race_with_sleep_loop)
 	ASSERT_EQ(2UL, r->ready);
 	policy_path(path[0], sizeof(path[0]), pid, 0);
 	policy_path(path[1], sizeof(path[1]), pid, r->tid[1]);
-	end = now_ns() + RACE_NS;
-	for (i = 0; i < RACE_WRITES && now_ns() < end && !err; i++) {
-		char v[3] = { '0' + (i * 7 + 1) % NR_POLICIES, '\n', '\0' };
+	end = zs_now(CLOCK_MONOTONIC) + RACE_NS;
+	for (i = 0; i < RACE_WRITES && zs_now(CLOCK_MONOTONIC) < end && !err; i++) {
+		char v[3] = { '0' + (i * 7 + 1) % ZS_NR_POLICIES, '\n', '\0' };
 
 		t = i & 1;
 		if (i % 5 == 0)

@@ -2,7 +2,11 @@
 /*
  * PR_SET_TIMERSLACK_ZERO_POLICY and PR_GET_TIMERSLACK_ZERO_POLICY: the
  * interface, and what a zero-length nanosleep() or clock_nanosleep() does
- * under each policy.
+ * under each policy.  The series carries the contract of it
+ * (selftests/timers/zero_sleep_policy.c); this is the exhaustive version,
+ * outside the series: every bad argument, every clock and boundary case at
+ * two slacks, rmtp, signals, restarts, other clocks, inheritance (also
+ * through vfork() and set-user-ID programs) and ALL_THREADS races.
  *
  * A zero-length sleep is a relative request of exactly 0 s and 0 ns, or an
  * absolute (TIMER_ABSTIME) deadline that is not in the future, on
@@ -19,7 +23,7 @@
  * hrtimer_start_expires_user() for hrtimer sleepers"), DEFAULT returns
  * without a context switch when the sleeper's timer would be the first to
  * expire on the CPU.  Which of the two the running kernel does is probed
- * (probe_early_return()), never read from its version: a distribution
+ * (zs_probe_early_return()), never read from its version: a distribution
  * kernel may carry the early return before 7.2.
  *
  * Whether a thread slept is judged by its voluntary context switches
@@ -38,7 +42,18 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "zerosleep.h"
+#include "common.h"
+/* The harness has an unused parameter, which -Wextra reports. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+/*
+ * Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags,
+ * and pass every fixture function a variant that not all of them use.
+ */
+#pragma GCC diagnostic ignored "-Wclobbered"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 
 /* A slack large enough that a sleep of that length is always seen. */
 #define LARGE_SLACK_NS		(10 * NSEC_PER_MSEC)
@@ -97,7 +112,7 @@ static bool slack_bound(const struct sleep_case *c, int64_t slack)
 static int sleep_once(const struct sleep_case *c, clockid_t clk, void *rmtp,
 		      int64_t *deadline)
 {
-	struct timespec ts = ns_ts(c->ns);
+	struct timespec ts = zs_ns_ts(c->ns);
 	long ret = -1;
 	int64_t t;
 
@@ -109,15 +124,15 @@ static int sleep_once(const struct sleep_case *c, clockid_t clk, void *rmtp,
 		ret = sys_clock_nanosleep(clk, 0, &ts, rmtp);
 		break;
 	case CLK_ABS:
-		t = clock_ns(clk) + c->ns;
+		t = zs_now(clk) + c->ns;
 		t = t < 0 ? 0 : t;
 		if (deadline)
 			*deadline = t;
-		ts = ns_ts(t);
+		ts = zs_ns_ts(t);
 		ret = sys_clock_nanosleep(clk, TIMER_ABSTIME, &ts, rmtp);
 		break;
 	case CLK_ABS_ZERO:
-		ts = ns_ts(0);
+		ts = zs_ns_ts(0);
 		ret = sys_clock_nanosleep(clk, TIMER_ABSTIME, &ts, rmtp);
 		break;
 	}
@@ -134,7 +149,7 @@ struct loop_result {
 static void sleep_loop(const struct sleep_case *c, clockid_t clk, int calls,
 		       struct loop_result *r)
 {
-	long nvcsw0 = thread_nvcsw();
+	long nvcsw0 = zs_nvcsw();
 	int i, err;
 
 	memset(r, 0, sizeof(*r));
@@ -144,7 +159,7 @@ static void sleep_loop(const struct sleep_case *c, clockid_t clk, int calls,
 			r->first_err = err;
 	}
 	r->calls = calls;
-	r->nvcsw = thread_nvcsw() - nvcsw0;
+	r->nvcsw = zs_nvcsw() - nvcsw0;
 }
 
 /*
@@ -187,9 +202,9 @@ static void nosleep_loop(const struct sleep_case *c, clockid_t clk, int calls,
 
 TEST(default_policy_is_default)
 {
-	int policy = get_policy();
+	int policy = zs_get_policy();
 
-	ASSERT_EQ(DEFAULT, policy)
+	ASSERT_EQ(ZS_DEFAULT, policy)
 		TH_LOG("PR_GET_TIMERSLACK_ZERO_POLICY: %d (%s)", policy,
 		       policy < 0 ? strerror(errno) : "started under another policy?");
 }
@@ -197,17 +212,17 @@ TEST(default_policy_is_default)
 TEST(set_get_round_trip)
 {
 	static const int seq[] = {
-		RETURN, RETURN, SCHEDULE, FULL_SLACK, DEFAULT, SCHEDULE, DEFAULT,
-		FULL_SLACK, RETURN, DEFAULT,
+		ZS_RETURN, ZS_RETURN, ZS_SCHEDULE, ZS_FULL_SLACK, ZS_DEFAULT, ZS_SCHEDULE, ZS_DEFAULT,
+		ZS_FULL_SLACK, ZS_RETURN, ZS_DEFAULT,
 	};
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(seq); i++) {
-		ASSERT_EQ(0, set_policy_flags(seq[i], i & 1 ? ALL_THREADS : 0))
-			TH_LOG("SET %s, flags %u: %s", policy_name(seq[i]), i & 1,
+		ASSERT_EQ(0, zs_set_policy_flags(seq[i], i & 1 ? ZS_ALL_THREADS : 0))
+			TH_LOG("SET %s, flags %u: %s", zs_policy_name(seq[i]), i & 1,
 			       strerror(errno));
-		EXPECT_EQ(seq[i], get_policy())
-			TH_LOG("step %u: set %s, got %d", i, policy_name(seq[i]), get_policy());
+		EXPECT_EQ(seq[i], zs_get_policy())
+			TH_LOG("step %u: set %s, got %d", i, zs_policy_name(seq[i]), zs_get_policy());
 	}
 }
 
@@ -222,26 +237,26 @@ static const struct {
 	{ PR_SET_TIMERSLACK_ZERO_POLICY, 0, 0, 0, "policy 0x545a5053" },
 #if ULONG_MAX > 0xffffffffUL
 	{ 1UL << 32, 0, 0, 0, "policy 1 << 32 (0 if truncated)" },
-	{ (1UL << 32) | RETURN, 0, 0, 0, "policy (1 << 32) | 1" },
-	{ (1UL << 63) | FULL_SLACK, 0, 0, 0, "policy (1 << 63) | 3" },
+	{ (1UL << 32) | ZS_RETURN, 0, 0, 0, "policy (1 << 32) | 1" },
+	{ (1UL << 63) | ZS_FULL_SLACK, 0, 0, 0, "policy (1 << 63) | 3" },
 #endif
-	{ 4, ALL_THREADS, 0, 0, "policy 4, ALL_THREADS" },
-	{ RETURN, 2, 0, 0, "flags 2" },
-	{ RETURN, ALL_THREADS | 2, 0, 0, "flags ALL_THREADS | 2" },
-	{ RETURN, 1UL << 31, 0, 0, "flags 1 << 31" },
-	{ RETURN, -1UL, 0, 0, "flags -1" },
-	{ RETURN, 0, 1, 0, "arg4 = 1" },
-	{ RETURN, 0, 0, 1, "arg5 = 1" },
-	{ SCHEDULE, ALL_THREADS, 1, 0, "ALL_THREADS, arg4 = 1" },
-	{ SCHEDULE, ALL_THREADS, 0, -1UL, "ALL_THREADS, arg5 = -1" },
-	{ FULL_SLACK, 0, -1UL, 0, "arg4 = -1" },
-	{ DEFAULT, 0, 0, 1UL << (sizeof(long) * 8 - 1), "arg5 = top bit" },
+	{ 4, ZS_ALL_THREADS, 0, 0, "policy 4, ALL_THREADS" },
+	{ ZS_RETURN, 2, 0, 0, "flags 2" },
+	{ ZS_RETURN, ZS_ALL_THREADS | 2, 0, 0, "flags ALL_THREADS | 2" },
+	{ ZS_RETURN, 1UL << 31, 0, 0, "flags 1 << 31" },
+	{ ZS_RETURN, -1UL, 0, 0, "flags -1" },
+	{ ZS_RETURN, 0, 1, 0, "arg4 = 1" },
+	{ ZS_RETURN, 0, 0, 1, "arg5 = 1" },
+	{ ZS_SCHEDULE, ZS_ALL_THREADS, 1, 0, "ALL_THREADS, arg4 = 1" },
+	{ ZS_SCHEDULE, ZS_ALL_THREADS, 0, -1UL, "ALL_THREADS, arg5 = -1" },
+	{ ZS_FULL_SLACK, 0, -1UL, 0, "arg4 = -1" },
+	{ ZS_DEFAULT, 0, 0, 1UL << (sizeof(long) * 8 - 1), "arg5 = top bit" },
 };
 
 /* A failed SET changes nothing, in the caller or in another thread. */
 static void *report_policy(void *arg)
 {
-	*(int *)arg = get_policy();
+	*(int *)arg = zs_get_policy();
 	return NULL;
 }
 
@@ -251,8 +266,8 @@ TEST(set_invalid_arguments)
 	pthread_t t;
 	int ret, other;
 
-	for (b = 0; b < NR_POLICIES; b++) {
-		int base = all_policies[b];
+	for (b = 0; b < ZS_NR_POLICIES; b++) {
+		int base = (int)b;
 
 		for (i = 0; i < ARRAY_SIZE(bad_set_args); i++) {
 			SET_POLICY(base);
@@ -261,13 +276,13 @@ TEST(set_invalid_arguments)
 				    bad_set_args[i].a3, bad_set_args[i].a4, bad_set_args[i].a5);
 			EXPECT_EQ(-1, ret)
 				TH_LOG("SET with %s under %s was accepted",
-				       bad_set_args[i].desc, policy_name(base));
+				       bad_set_args[i].desc, zs_policy_name(base));
 			EXPECT_EQ(EINVAL, errno)
 				TH_LOG("SET with %s: %s instead of EINVAL",
 				       bad_set_args[i].desc, strerror(errno));
-			EXPECT_EQ(base, get_policy())
+			EXPECT_EQ(base, zs_get_policy())
 				TH_LOG("SET with %s changed %s to %d",
-				       bad_set_args[i].desc, policy_name(base), get_policy());
+				       bad_set_args[i].desc, zs_policy_name(base), zs_get_policy());
 			other = -2;
 			ASSERT_EQ(0, pthread_create(&t, NULL, report_policy, &other));
 			ASSERT_EQ(0, pthread_join(t, NULL));
@@ -284,8 +299,8 @@ TEST(get_invalid_arguments)
 	unsigned long a[4];
 	unsigned int b, pos, v;
 
-	for (b = 0; b < NR_POLICIES; b++) {
-		SET_POLICY(all_policies[b]);
+	for (b = 0; b < ZS_NR_POLICIES; b++) {
+		SET_POLICY((int)b);
 		for (pos = 0; pos < 4; pos++) {
 			for (v = 0; v < ARRAY_SIZE(vals); v++) {
 				memset(a, 0, sizeof(a));
@@ -297,7 +312,7 @@ TEST(get_invalid_arguments)
 				EXPECT_EQ(EINVAL, errno)
 					TH_LOG("GET with arg%u = %#lx: %s", pos + 2, vals[v],
 					       strerror(errno));
-				EXPECT_EQ(all_policies[b], get_policy());
+				EXPECT_EQ((int)b, zs_get_policy());
 			}
 		}
 	}
@@ -314,10 +329,10 @@ TEST(no_privilege_needed)
 	if (pid == 0) {
 		if (is_root() && drop_to_nobody())
 			_exit(100);
-		for (i = 0; i < NR_POLICIES; i++) {
-			if (set_policy_flags(all_policies[i], i & 1 ? ALL_THREADS : 0))
+		for (i = 0; i < ZS_NR_POLICIES; i++) {
+			if (zs_set_policy_flags((int)i, i & 1 ? ZS_ALL_THREADS : 0))
 				_exit(101 + i);
-			if (get_policy() != all_policies[i])
+			if (zs_get_policy() != (int)i)
 				_exit(111 + i);
 		}
 		_exit(0);
@@ -331,12 +346,12 @@ TEST(no_privilege_needed)
 TEST(independent_of_timerslack)
 {
 	SET_SLACK(12345);
-	SET_POLICY(RETURN);
+	SET_POLICY(ZS_RETURN);
 	EXPECT_EQ(12345, prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
-	SET_POLICY(FULL_SLACK);
+	SET_POLICY(ZS_FULL_SLACK);
 	EXPECT_EQ(12345, prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
 	SET_SLACK(0);	/* back to the default slack */
-	EXPECT_EQ(FULL_SLACK, get_policy());
+	EXPECT_EQ(ZS_FULL_SLACK, zs_get_policy());
 	EXPECT_NE(12345, prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
 }
 
@@ -394,7 +409,7 @@ static const struct sleep_case *variant_cases(bool nanosleep_call, bool zero,
 /* RETURN and SCHEDULE: a zero-length sleep returns 0 and never sleeps. */
 TEST_F(sleep, return_and_schedule_do_not_sleep)
 {
-	static const int policies[] = { RETURN, SCHEDULE };
+	static const int policies[] = { ZS_RETURN, ZS_SCHEDULE };
 	const struct sleep_case *cases;
 	struct loop_result r;
 	unsigned int i, n, p;
@@ -408,7 +423,7 @@ TEST_F(sleep, return_and_schedule_do_not_sleep)
 			EXPECT_NO_FAILURES(&r, cases[i].desc);
 			EXPECT_EQ(0, r.nvcsw)
 				TH_LOG("%s, %s: %ld voluntary switches in %d calls",
-				       policy_name(policies[p]), cases[i].desc, r.nvcsw, r.calls);
+				       zs_policy_name(policies[p]), cases[i].desc, r.nvcsw, r.calls);
 		}
 	}
 }
@@ -448,16 +463,17 @@ TEST_F(sleep, full_slack_and_default_sleep)
 	unsigned int i, n, s;
 	bool skips;
 
-	PROBE_EARLY_RETURN(skips);
+	ZS_ASSERT_PROBED();
+	skips = zs_kernel_returns_early();
 	cases = variant_cases(variant->nanosleep, true, &n);
 	for (s = 0; s < ARRAY_SIZE(slacks); s++) {
 		SET_SLACK(slacks[s]);
 		for (i = 0; i < n; i++) {
 			if (!slack_bound(&cases[i], slacks[s]))
 				continue;
-			SET_POLICY(FULL_SLACK);
+			SET_POLICY(ZS_FULL_SLACK);
 			sleep_loop(&cases[i], variant->clk, SLEEP_CALLS, &full);
-			SET_POLICY(DEFAULT);
+			SET_POLICY(ZS_DEFAULT);
 			sleep_loop(&cases[i], variant->clk, SLEEP_CALLS, &def);
 			ksft_print_msg("%s, %lld us slack: FULL_SLACK %ld/%d, DEFAULT %ld/%d\n",
 				       cases[i].desc, (long long)(slacks[s] / NSEC_PER_USEC),
@@ -493,37 +509,38 @@ TEST_F(sleep, full_slack_and_default_sleep)
 TEST_F(sleep, nonzero_sleeps_under_every_policy)
 {
 	const struct sleep_case *cases;
-	long slept[NR_POLICIES], early, failures, nvcsw0;
+	long slept[ZS_NR_POLICIES], early, failures, nvcsw0;
 	unsigned int i, n, p;
 	int64_t deadline;
 	bool skips;
 	int c;
 
-	PROBE_EARLY_RETURN(skips);
+	ZS_ASSERT_PROBED();
+	skips = zs_kernel_returns_early();
 	cases = variant_cases(variant->nanosleep, false, &n);
 	SET_SLACK(NSEC_PER_MSEC);
 	for (i = 0; i < n; i++) {
 		bool may_expire = skips && cases[i].ns < NSEC_PER_USEC;
 
-		for (p = 0; p < NR_POLICIES; p++) {
-			SET_POLICY(all_policies[p]);
-			nvcsw0 = thread_nvcsw();
+		for (p = 0; p < ZS_NR_POLICIES; p++) {
+			SET_POLICY((int)p);
+			nvcsw0 = zs_nvcsw();
 			early = 0;
 			failures = 0;
 			for (c = 0; c < SLEEP_CALLS / 2; c++) {
 				deadline = -1;
 				failures += !!sleep_once(&cases[i], variant->clk, NULL, &deadline);
-				early += deadline >= 0 && clock_ns(variant->clk) < deadline;
+				early += deadline >= 0 && zs_now(variant->clk) < deadline;
 			}
-			slept[p] = thread_nvcsw() - nvcsw0;
+			slept[p] = zs_nvcsw() - nvcsw0;
 			EXPECT_EQ(0, failures);
 			EXPECT_EQ(0, early)
 				TH_LOG("%s, %s: %ld calls returned before their deadline",
-				       policy_name(all_policies[p]), cases[i].desc, early);
+				       zs_policy_name((int)p), cases[i].desc, early);
 			if (may_expire)
 				continue;
 			EXPECT_GE(slept[p], SLEEP_CALLS / 4)
-				TH_LOG("%s, %s: did not sleep", policy_name(all_policies[p]),
+				TH_LOG("%s, %s: did not sleep", zs_policy_name((int)p),
 				       cases[i].desc);
 		}
 		ksft_print_msg("%s: slept %ld, %ld, %ld, %ld of %d times (policies 0 to 3)\n",
@@ -531,10 +548,10 @@ TEST_F(sleep, nonzero_sleeps_under_every_policy)
 			       SLEEP_CALLS / 2);
 		if (!may_expire)
 			continue;
-		for (p = 1; p < NR_POLICIES; p++) {
+		for (p = 1; p < ZS_NR_POLICIES; p++) {
 			EXPECT_GE(SLEEP_CALLS / 4, labs(slept[p] - slept[0]))
 				TH_LOG("%s, %s: slept %ld times, DEFAULT %ld",
-				       policy_name(all_policies[p]), cases[i].desc,
+				       zs_policy_name((int)p), cases[i].desc,
 				       slept[p], slept[0]);
 		}
 	}
@@ -550,8 +567,8 @@ TEST_F(sleep, invalid_arguments)
 	unsigned int p, m, i;
 	long ret;
 
-	for (p = 0; p < NR_POLICIES; p++) {
-		SET_POLICY(all_policies[p]);
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		SET_POLICY((int)p);
 		for (m = 0; m < (variant->nanosleep ? 1 : 2); m++) {
 			for (i = 0; i <= ARRAY_SIZE(bad); i++) {
 				const void *req = i < ARRAY_SIZE(bad) ? &bad[i] : NULL;
@@ -566,7 +583,7 @@ TEST_F(sleep, invalid_arguments)
 				EXPECT_EQ(-1, ret);
 				EXPECT_EQ(want, errno)
 					TH_LOG("%s, %s, request %u: %s",
-					       policy_name(all_policies[p]),
+					       zs_policy_name((int)p),
 					       m ? "absolute" : "relative", i, strerror(errno));
 			}
 		}
@@ -583,16 +600,16 @@ TEST_F(sleep, rmtp_not_written)
 
 	cases = variant_cases(variant->nanosleep, true, &n);
 	memset(pattern, 0x5a, sizeof(pattern));
-	for (p = 0; p < NR_POLICIES; p++) {
-		SET_POLICY(all_policies[p]);
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		SET_POLICY((int)p);
 		for (i = 0; i < n; i++) {
 			memcpy(rem, pattern, sizeof(rem));
 			err = sleep_once(&cases[i], variant->clk, rem, NULL);
 			EXPECT_EQ(0, err)
-				TH_LOG("%s, %s: %s", policy_name(all_policies[p]), cases[i].desc,
+				TH_LOG("%s, %s: %s", zs_policy_name((int)p), cases[i].desc,
 				       strerror(err));
 			EXPECT_EQ(0, memcmp(rem, pattern, sizeof(rem)))
-				TH_LOG("%s, %s: rmtp was written", policy_name(all_policies[p]),
+				TH_LOG("%s, %s: rmtp was written", zs_policy_name((int)p),
 				       cases[i].desc);
 		}
 	}
@@ -608,15 +625,15 @@ TEST(libc_entry_points)
 
 	/* A slack that even a slow kernel cannot overrun while arming. */
 	SET_SLACK(LARGE_SLACK_NS);
-	for (p = 0; p < NR_POLICIES; p++) {
-		int policy = all_policies[p];
-		bool sleeps = policy == FULL_SLACK || policy == DEFAULT;
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		int policy = (int)p;
+		bool sleeps = policy == ZS_FULL_SLACK || policy == ZS_DEFAULT;
 
 		SET_POLICY(policy);
 		calls = sleeps ? SLEEP_CALLS : FAST_CALLS;
 		for (k = 0; k < 3; k++) {
 			failures = 0;
-			nvcsw0 = thread_nvcsw();
+			nvcsw0 = zs_nvcsw();
 			for (i = 0; i < calls; i++) {
 				if (k == 0)
 					failures += sleep(0) != 0;
@@ -625,17 +642,17 @@ TEST(libc_entry_points)
 				else
 					failures += nanosleep(&zero, NULL) != 0;
 			}
-			slept = thread_nvcsw() - nvcsw0;
+			slept = zs_nvcsw() - nvcsw0;
 			EXPECT_EQ(0, failures);
 			if (sleeps) {
 				EXPECT_GE(slept, calls / 2)
 					TH_LOG("%s, call %u: did not sleep",
-					       policy_name(policy), k);
-			} else if (policy != DEFAULT) {
+					       zs_policy_name(policy), k);
+			} else if (policy != ZS_DEFAULT) {
 				/* One switch for a page fault of the first calls. */
 				EXPECT_GE(1, slept)
 					TH_LOG("%s, call %u: %ld voluntary switches",
-					       policy_name(policy), k, slept);
+					       zs_policy_name(policy), k, slept);
 			}
 		}
 	}
@@ -651,10 +668,10 @@ static unsigned long spin_stop;
 
 static void *spinner(void *arg)
 {
-	int64_t end = now_ns() + 20 * NSEC_PER_SEC;
+	int64_t end = zs_now(CLOCK_MONOTONIC) + 20 * NSEC_PER_SEC;
 
 	(void)arg;
-	while (!__atomic_load_n(&spin_stop, __ATOMIC_RELAXED) && now_ns() < end)
+	while (!__atomic_load_n(&spin_stop, __ATOMIC_RELAXED) && zs_now(CLOCK_MONOTONIC) < end)
 		;
 	return NULL;
 }
@@ -689,17 +706,17 @@ TEST(other_clocks_unchanged)
 
 	/* Another thread burns CPU, so that the process CPU clock advances. */
 	ASSERT_EQ(0, pthread_create(&t, NULL, spinner, NULL));
-	for (p = 0; p < NR_POLICIES; p++) {
-		SET_POLICY(all_policies[p]);
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		SET_POLICY((int)p);
 		for (c = 0; c < ARRAY_SIZE(other); c++) {
 			deadline = 0;
 			if (other[c].now)
-				deadline = clock_ns(other[c].clk);
-			ts = ns_ts(deadline < 0 ? 0 : deadline);
+				deadline = zs_now(other[c].clk);
+			ts = zs_ns_ts(deadline < 0 ? 0 : deadline);
 			err = 0;
 			if (sys_clock_nanosleep(other[c].clk, other[c].flags, &ts, NULL))
 				err = errno;
-			if (all_policies[p] == DEFAULT) {
+			if ((int)p == ZS_DEFAULT) {
 				expect[c] = err;
 				ksft_print_msg("%s: %s\n", other[c].desc,
 					       err ? strerror(err) : "0");
@@ -707,26 +724,26 @@ TEST(other_clocks_unchanged)
 			}
 			EXPECT_EQ(expect[c], err)
 				TH_LOG("%s, %s: %s, but %s under DEFAULT",
-				       policy_name(all_policies[p]), other[c].desc,
+				       zs_policy_name((int)p), other[c].desc,
 				       strerror(err), strerror(expect[c]));
 		}
 		/* 20 ms of process CPU time from now. */
-		nvcsw0 = thread_nvcsw();
-		deadline = clock_ns(CLOCK_PROCESS_CPUTIME_ID) + 20 * NSEC_PER_MSEC;
-		ASSERT_LT(deadline, now_ns());
-		ts = ns_ts(deadline);
+		nvcsw0 = zs_nvcsw();
+		deadline = zs_now(CLOCK_PROCESS_CPUTIME_ID) + 20 * NSEC_PER_MSEC;
+		ASSERT_LT(deadline, zs_now(CLOCK_MONOTONIC));
+		ts = zs_ns_ts(deadline);
 		err = sys_clock_nanosleep(CLOCK_PROCESS_CPUTIME_ID, TIMER_ABSTIME, &ts, NULL) ?
 			errno : 0;
-		after = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		after = zs_now(CLOCK_PROCESS_CPUTIME_ID);
 		EXPECT_EQ(0, err)
-			TH_LOG("%s, CPU-time sleep: %s", policy_name(all_policies[p]),
+			TH_LOG("%s, CPU-time sleep: %s", zs_policy_name((int)p),
 			       strerror(err));
 		EXPECT_LE(deadline, after)
 			TH_LOG("%s: a CPU-time sleep returned %lld us early",
-			       policy_name(all_policies[p]),
+			       zs_policy_name((int)p),
 			       (long long)((deadline - after) / NSEC_PER_USEC));
-		EXPECT_LE(1, thread_nvcsw() - nvcsw0)
-			TH_LOG("%s: a CPU-time sleep did not sleep", policy_name(all_policies[p]));
+		EXPECT_LE(1, zs_nvcsw() - nvcsw0)
+			TH_LOG("%s: a CPU-time sleep did not sleep", zs_policy_name((int)p));
 	}
 	__atomic_store_n(&spin_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
@@ -786,7 +803,7 @@ static void eintr_child(struct eintr_result *r, int policy, bool absolute)
 	struct timespec req = { 0, 0 };
 
 	if (sigaction(SIGUSR1, &sa, NULL) ||
-	    prctl(PR_SET_TIMERSLACK, EINTR_SLACK_NS, 0UL, 0UL, 0UL) || set_policy(policy))
+	    prctl(PR_SET_TIMERSLACK, EINTR_SLACK_NS, 0UL, 0UL, 0UL) || zs_set_policy(policy))
 		_exit(10);
 	memset(&r->rem, 0x5a, sizeof(r->rem));
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) || raise(SIGSTOP))
@@ -847,9 +864,9 @@ TEST(signal_pending_at_entry)
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, r);
 	memset(&poison, 0x5a, sizeof(poison));
-	for (p = 0; p < NR_POLICIES; p++) {
-		int policy = all_policies[p];
-		bool sleeps = policy == DEFAULT || policy == FULL_SLACK;
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
+		int policy = (int)p;
+		bool sleeps = policy == ZS_DEFAULT || policy == ZS_FULL_SLACK;
 
 		for (a = 0; a < 2; a++) {
 			const char *desc = a ? "absolute, deadline = now" : "nanosleep {0, 0}";
@@ -868,29 +885,29 @@ TEST(signal_pending_at_entry)
 			/* 10: the child could not set its policy or slack */
 			ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 				TH_LOG("%s, %s: tracing step %d, child status %#x",
-				       policy_name(policy), desc, setup, status);
+				       zs_policy_name(policy), desc, setup, status);
 			ksft_print_msg("%s, %s, signal: returned %ld (%s), rmtp {%lld, %ld}\n",
-				       policy_name(policy), desc, r->ret,
+				       zs_policy_name(policy), desc, r->ret,
 				       r->ret ? strerror(r->err) : "success",
 				       (long long)r->rem.tv_sec, (long)r->rem.tv_nsec);
 			EXPECT_EQ(1, r->handled);
 			if (!sleeps) {
 				EXPECT_EQ(0, r->ret)
-					TH_LOG("%s, %s: %s", policy_name(policy), desc,
+					TH_LOG("%s, %s: %s", zs_policy_name(policy), desc,
 					       strerror(r->err));
 				EXPECT_EQ(0, memcmp(&poison, &r->rem, sizeof(poison)))
-					TH_LOG("%s, %s: rmtp written", policy_name(policy), desc);
+					TH_LOG("%s, %s: rmtp written", zs_policy_name(policy), desc);
 				continue;
 			}
 			EXPECT_EQ(-1, r->ret);
 			EXPECT_EQ(EINTR, r->err)
-				TH_LOG("%s, %s: %s", policy_name(policy), desc, strerror(r->err));
+				TH_LOG("%s, %s: %s", zs_policy_name(policy), desc, strerror(r->err));
 			if (a) {
 				/* An absolute sleep never writes rmtp. */
 				EXPECT_EQ(0, memcmp(&poison, &r->rem, sizeof(poison)));
 			} else {
-				EXPECT_LT(0, ts_ns(&r->rem));
-				EXPECT_GE(EINTR_SLACK_NS, ts_ns(&r->rem));
+				EXPECT_LT(0, zs_ts_ns(&r->rem));
+				EXPECT_GE(EINTR_SLACK_NS, zs_ts_ns(&r->rem));
 			}
 		}
 	}
@@ -921,20 +938,20 @@ TEST(restarted_relative_sleep)
 
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, r);
-	for (p = 0; p < NR_POLICIES; p++) {
+	for (p = 0; p < ZS_NR_POLICIES; p++) {
 		for (c = 0; c < ARRAY_SIZE(cont_at); c++) {
 			memset(r, 0, sizeof(*r));
 			pid = fork();
 			ASSERT_LE(0, pid);
 			if (pid == 0) {
-				struct timespec req = ns_ts(RESTART_SLEEP_NS);
+				struct timespec req = zs_ns_ts(RESTART_SLEEP_NS);
 
-				if (set_policy(all_policies[p]))
+				if (zs_set_policy((int)p))
 					_exit(10);
-				r->t0 = now_ns();
+				r->t0 = zs_now(CLOCK_MONOTONIC);
 				__atomic_store_n(&r->started, 1, __ATOMIC_SEQ_CST);
 				r->ret = sys_nanosleep(&req, NULL);
-				r->t1 = now_ns();
+				r->t1 = zs_now(CLOCK_MONOTONIC);
 				r->err = errno;
 				_exit(0);
 			}
@@ -943,24 +960,24 @@ TEST(restarted_relative_sleep)
 					break;
 				usleep(1000);
 			}
-			sleep_ns(r->t0 + 50 * NSEC_PER_MSEC - now_ns());
+			zs_sleep_ns(r->t0 + 50 * NSEC_PER_MSEC - zs_now(CLOCK_MONOTONIC));
 			ASSERT_EQ(0, kill(pid, SIGSTOP));
 			ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
 			ASSERT_TRUE(WIFSTOPPED(status));
-			sleep_ns(r->t0 + cont_at[c] - now_ns());
+			zs_sleep_ns(r->t0 + cont_at[c] - zs_now(CLOCK_MONOTONIC));
 			ASSERT_EQ(0, kill(pid, SIGCONT));
 			ASSERT_EQ(pid, waitpid(pid, &status, 0));
 			ASSERT_TRUE(WIFEXITED(status));
 			ASSERT_EQ(0, WEXITSTATUS(status));
 			ksft_print_msg("%s, SIGCONT at %lld ms: returned %ld after %lld ms\n",
-				       policy_name(all_policies[p]),
+				       zs_policy_name((int)p),
 				       (long long)(cont_at[c] / NSEC_PER_MSEC), r->ret,
 				       (long long)((r->t1 - r->t0) / NSEC_PER_MSEC));
 			EXPECT_EQ(0, r->ret)
-				TH_LOG("%s: %s", policy_name(all_policies[p]), strerror(r->err));
+				TH_LOG("%s: %s", zs_policy_name((int)p), strerror(r->err));
 			EXPECT_LE(RESTART_SLEEP_NS, r->t1 - r->t0)
 				TH_LOG("%s: the restarted sleep returned early",
-				       policy_name(all_policies[p]));
+				       zs_policy_name((int)p));
 		}
 	}
 	munmap(r, sizeof(*r));
@@ -976,12 +993,12 @@ TEST(inherited_by_new_threads)
 	pthread_t t;
 	int got;
 
-	for (i = 0; i < NR_POLICIES; i++) {
-		SET_POLICY(all_policies[i]);
+	for (i = 0; i < ZS_NR_POLICIES; i++) {
+		SET_POLICY((int)i);
 		got = -2;
 		ASSERT_EQ(0, pthread_create(&t, NULL, report_policy, &got));
 		ASSERT_EQ(0, pthread_join(t, NULL));
-		EXPECT_EQ(all_policies[i], got);
+		EXPECT_EQ((int)i, got);
 	}
 }
 
@@ -995,13 +1012,13 @@ static void *indep_t1(void *arg)
 	struct indep *s = arg;
 	pthread_t t2;
 
-	set_policy(RETURN);
+	zs_set_policy(ZS_RETURN);
 	/* A thread inherits from the thread that creates it. */
 	if (!pthread_create(&t2, NULL, report_policy, &s->t2_of_t1))
 		pthread_join(t2, NULL);
 	pthread_barrier_wait(&s->step);	/* 1: T1 has set RETURN */
 	pthread_barrier_wait(&s->step);	/* 2: main has set FULL_SLACK */
-	s->t1_after_main = get_policy();
+	s->t1_after_main = zs_get_policy();
 	return NULL;
 }
 
@@ -1012,17 +1029,17 @@ TEST(threads_are_independent)
 	pthread_t t1;
 
 	ASSERT_EQ(0, pthread_barrier_init(&s.step, NULL, 2));
-	SET_POLICY(SCHEDULE);
+	SET_POLICY(ZS_SCHEDULE);
 	ASSERT_EQ(0, pthread_create(&t1, NULL, indep_t1, &s));
 	pthread_barrier_wait(&s.step);
-	EXPECT_EQ(SCHEDULE, get_policy());
-	SET_POLICY(FULL_SLACK);
+	EXPECT_EQ(ZS_SCHEDULE, zs_get_policy());
+	SET_POLICY(ZS_FULL_SLACK);
 	pthread_barrier_wait(&s.step);
 	ASSERT_EQ(0, pthread_join(t1, NULL));
 	pthread_barrier_destroy(&s.step);
-	EXPECT_EQ(RETURN, s.t2_of_t1);
-	EXPECT_EQ(RETURN, s.t1_after_main);
-	EXPECT_EQ(FULL_SLACK, get_policy());
+	EXPECT_EQ(ZS_RETURN, s.t2_of_t1);
+	EXPECT_EQ(ZS_RETURN, s.t1_after_main);
+	EXPECT_EQ(ZS_FULL_SLACK, zs_get_policy());
 }
 
 static int child_exit_status(struct __test_metadata *_metadata, pid_t pid)
@@ -1040,24 +1057,24 @@ TEST(inherited_across_fork_and_vfork)
 	unsigned int i;
 	pid_t pid;
 
-	for (i = 0; i < NR_POLICIES; i++) {
-		SET_POLICY(all_policies[i]);
+	for (i = 0; i < ZS_NR_POLICIES; i++) {
+		SET_POLICY((int)i);
 		pid = fork();
 		if (pid == 0)
-			_exit(get_policy() & 0xff);
-		EXPECT_EQ(all_policies[i], child_exit_status(_metadata, pid));
+			_exit(zs_get_policy() & 0xff);
+		EXPECT_EQ((int)i, child_exit_status(_metadata, pid));
 		pid = vfork();
 		if (pid == 0)
-			_exit(get_policy() & 0xff);
-		EXPECT_EQ(all_policies[i], child_exit_status(_metadata, pid));
+			_exit(zs_get_policy() & 0xff);
+		EXPECT_EQ((int)i, child_exit_status(_metadata, pid));
 		/* The child's own change does not reach the parent. */
 		pid = fork();
 		if (pid == 0) {
-			set_policy((all_policies[i] + 1) % NR_POLICIES);
-			_exit(get_policy() & 0xff);
+			zs_set_policy(((int)i + 1) % ZS_NR_POLICIES);
+			_exit(zs_get_policy() & 0xff);
 		}
-		EXPECT_EQ((all_policies[i] + 1) % NR_POLICIES, child_exit_status(_metadata, pid));
-		EXPECT_EQ(all_policies[i], get_policy());
+		EXPECT_EQ(((int)i + 1) % ZS_NR_POLICIES, child_exit_status(_metadata, pid));
+		EXPECT_EQ((int)i, zs_get_policy());
 	}
 }
 
@@ -1112,12 +1129,12 @@ TEST(kept_across_execve)
 	int euid;
 
 	find_self(_metadata);
-	for (i = 0; i < NR_POLICIES; i++) {
-		SET_POLICY(all_policies[i]);
-		EXPECT_EQ(all_policies[i], exec_and_read_policy(self_exe, false, false, &euid))
-			TH_LOG("fork + execve under %s", policy_name(all_policies[i]));
-		EXPECT_EQ(all_policies[i], exec_and_read_policy(self_exe, true, false, &euid))
-			TH_LOG("vfork + execve under %s", policy_name(all_policies[i]));
+	for (i = 0; i < ZS_NR_POLICIES; i++) {
+		SET_POLICY((int)i);
+		EXPECT_EQ((int)i, exec_and_read_policy(self_exe, false, false, &euid))
+			TH_LOG("fork + execve under %s", zs_policy_name((int)i));
+		EXPECT_EQ((int)i, exec_and_read_policy(self_exe, true, false, &euid))
+			TH_LOG("vfork + execve under %s", zs_policy_name((int)i));
 	}
 }
 
@@ -1150,14 +1167,14 @@ TEST(kept_across_setuid_execve)
 	ASSERT_EQ(0, fchmod(out, 04755));
 	ASSERT_EQ(0, close(out));
 
-	for (i = 0; i < NR_POLICIES; i++) {
-		SET_POLICY(all_policies[i]);
+	for (i = 0; i < ZS_NR_POLICIES; i++) {
+		SET_POLICY((int)i);
 		policy = exec_and_read_policy(path, false, true, &euid);
 		EXPECT_EQ(0, euid)
 			TH_LOG("%s did not run as root (a nosuid mount?)", path);
-		EXPECT_EQ(all_policies[i], policy)
+		EXPECT_EQ((int)i, policy)
 			TH_LOG("nobody ran set-user-ID %s under %s: it started with %d", path,
-			       policy_name(all_policies[i]), policy);
+			       zs_policy_name((int)i), policy);
 	}
 	unlink(path);
 	rmdir(dir);
@@ -1169,7 +1186,7 @@ static void *exec_from_thread(void *arg)
 	char *const envp[] = { NULL };
 
 	(void)arg;
-	if (set_policy(RETURN))
+	if (zs_set_policy(ZS_RETURN))
 		_exit(126);
 	execve(self_exe, argv, envp);
 	_exit(127);
@@ -1187,7 +1204,7 @@ TEST(kept_across_execve_from_thread)
 	ASSERT_EQ(0, pipe(fds));
 	pid = fork();
 	if (pid == 0) {
-		if (set_policy(SCHEDULE) || dup2(fds[1], STDOUT_FILENO) < 0 ||
+		if (zs_set_policy(ZS_SCHEDULE) || dup2(fds[1], STDOUT_FILENO) < 0 ||
 		    pthread_create(&t, NULL, exec_from_thread, NULL))
 			_exit(125);
 		pthread_join(t, NULL);	/* never returns: execve() ends this thread */
@@ -1199,7 +1216,7 @@ TEST(kept_across_execve_from_thread)
 	ASSERT_EQ(0, child_exit_status(_metadata, pid));
 	ASSERT_LT(1, n);
 	buf[n] = '\0';
-	EXPECT_EQ(RETURN, atoi(buf))
+	EXPECT_EQ(ZS_RETURN, atoi(buf))
 		TH_LOG("program run by a RETURN thread of a SCHEDULE process: %s", buf);
 }
 
@@ -1235,7 +1252,7 @@ static void *all_thread_fn(void *arg)
 	struct timespec nap = { 0, 200 * NSEC_PER_MSEC };
 
 	s->tid[a->i] = sys_gettid();
-	if (set_policy((a->i + a->i / KINDS) % 3))
+	if (zs_set_policy((a->i + a->i / KINDS) % 3))
 		s->set_err = errno;
 	pthread_barrier_wait(&s->ready);
 	switch (a->i % KINDS) {
@@ -1251,7 +1268,7 @@ static void *all_thread_fn(void *arg)
 		pthread_barrier_wait(&s->go);
 		break;
 	}
-	s->seen[a->i] = get_policy();
+	s->seen[a->i] = zs_get_policy();
 	return NULL;
 }
 
@@ -1291,18 +1308,18 @@ TEST(all_threads_sets_every_thread)
 	usleep(20000);	/* let the sleepers reach their sleep */
 
 	/* A failed call changes no thread. */
-	EXPECT_EQ(-1, set_policy_flags(NR_POLICIES, ALL_THREADS));
+	EXPECT_EQ(-1, zs_set_policy_flags(ZS_NR_POLICIES, ZS_ALL_THREADS));
 	for (i = 0; i < n; i++) {
 		EXPECT_EQ((int)((i + i / KINDS) % 3), read_thread_policy(s.tid[i]))
 			TH_LOG("thread %u: a failed ALL_THREADS call changed it", i);
 	}
 
-	SET_POLICY(DEFAULT);
-	ASSERT_EQ(0, set_policy_flags(SCHEDULE, ALL_THREADS))
+	SET_POLICY(ZS_DEFAULT);
+	ASSERT_EQ(0, zs_set_policy_flags(ZS_SCHEDULE, ZS_ALL_THREADS))
 		TH_LOG("SET with ALL_THREADS: %s", strerror(errno));
-	EXPECT_EQ(SCHEDULE, get_policy());
+	EXPECT_EQ(ZS_SCHEDULE, zs_get_policy());
 	for (i = 0; i < n; i++) {
-		EXPECT_EQ(SCHEDULE, read_thread_policy(s.tid[i]))
+		EXPECT_EQ(ZS_SCHEDULE, read_thread_policy(s.tid[i]))
 			TH_LOG("thread %u (kind %u): /proc shows %d", i, i % KINDS,
 			       read_thread_policy(s.tid[i]));
 	}
@@ -1314,7 +1331,7 @@ TEST(all_threads_sets_every_thread)
 	pthread_barrier_wait(&s.go);
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, pthread_join(t[i], NULL));
-		EXPECT_EQ(SCHEDULE, s.seen[i])
+		EXPECT_EQ(ZS_SCHEDULE, s.seen[i])
 			TH_LOG("thread %u (kind %u) has %d", i, i % KINDS, s.seen[i]);
 	}
 	pthread_barrier_destroy(&s.ready);
@@ -1342,7 +1359,7 @@ struct race {
 
 static int round_policy(unsigned long round)
 {
-	return (round + 1) % NR_POLICIES;
+	return (round + 1) % ZS_NR_POLICIES;
 }
 
 /* Checks the caller's policy once, between two rounds. */
@@ -1353,7 +1370,7 @@ static void race_check(struct race *r)
 
 	for (i = 0; i < 1000; i++) {
 		a = __atomic_load_n(&r->published, __ATOMIC_SEQ_CST);
-		policy = get_policy();
+		policy = zs_get_policy();
 		b = __atomic_load_n(&r->started, __ATOMIC_SEQ_CST);
 		if (a == b)
 			break;
@@ -1400,10 +1417,10 @@ TEST(all_threads_races_with_thread_creation)
 	SET_POLICY(round_policy(0));
 	for (i = 0; i < RACE_SPAWNERS; i++)
 		ASSERT_EQ(0, pthread_create(&spawners[i], NULL, race_spawner, &r));
-	end = now_ns() + RACE_NS;
-	for (round = 1; round < RACE_MIN_ROUNDS || now_ns() < end; round++) {
+	end = zs_now(CLOCK_MONOTONIC) + RACE_NS;
+	for (round = 1; round < RACE_MIN_ROUNDS || zs_now(CLOCK_MONOTONIC) < end; round++) {
 		__atomic_store_n(&r.started, round, __ATOMIC_SEQ_CST);
-		if (set_policy_flags(round_policy(round), ALL_THREADS)) {
+		if (zs_set_policy_flags(round_policy(round), ZS_ALL_THREADS)) {
 			err = errno;
 			break;
 		}
@@ -1425,7 +1442,7 @@ TEST(all_threads_races_with_thread_creation)
 
 static int print_policy(void)
 {
-	int policy = get_policy();
+	int policy = zs_get_policy();
 
 	if (policy < 0) {
 		fprintf(stderr, "PR_GET_TIMERSLACK_ZERO_POLICY: %s\n", strerror(errno));

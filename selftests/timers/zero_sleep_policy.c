@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PR_SET_TIMERSLACK_ZERO_POLICY: what a thread's zero-length nanosleep() and
+ * clock_nanosleep() (relative 0, or absolute not after the clock's time, on
+ * CLOCK_REALTIME, _MONOTONIC, _BOOTTIME or _TAI) do: what the kernel does
+ * without a policy (DEFAULT), return at once (RETURN), pass through the
+ * scheduler (SCHEDULE) or sleep for the slack (FULL_SLACK).  Judged by the
+ * thread's context switches per call, never by time; what DEFAULT does is
+ * probed, never read from the kernel's version.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+
+#include "../kselftest_harness.h"
+#include "zero_sleep_policy.h"
+
+#define SLACK_NS	(10 * NSEC_PER_MSEC)	/* a sleep that long switches */
+#define CALLS		20
+
+TEST(set_and_get)
+{
+	unsigned long flags, p;
+
+	ASSERT_EQ(PR_TIMERSLACK_ZERO_DEFAULT, zs_get_policy()) TH_LOG("not started under DEFAULT");
+	for (flags = 0; flags <= PR_TIMERSLACK_ZERO_ALL_THREADS; flags++) {
+		for (p = 0; p < ZS_NR_POLICIES; p++) {
+			ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK_ZERO_POLICY, p, flags, 0UL, 0UL));
+			EXPECT_EQ((int)p, zs_get_policy());
+		}
+	}
+}
+
+/* Unknown policies and flags, and unused arguments other than 0. */
+TEST(bad_arguments)
+{
+	static const unsigned long bad[][4] = {
+		{ 4 }, { -1UL }, { ~0UL << 8 | PR_TIMERSLACK_ZERO_RETURN },
+		{ 1, 2 }, { 1, -1UL }, { 1, 0, 1 }, { 1, 1, 0, 1 }, { 1, 0, 0, -1UL },
+	};
+	unsigned long get[4];
+	unsigned int i;
+
+	ASSERT_EQ(0, zs_set_policy(PR_TIMERSLACK_ZERO_SCHEDULE));
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-1, prctl(PR_SET_TIMERSLACK_ZERO_POLICY, bad[i][0], bad[i][1],
+				    bad[i][2], bad[i][3]));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("SET %#lx, %#lx, %#lx, %#lx",
+						bad[i][0], bad[i][1], bad[i][2], bad[i][3]);
+		EXPECT_EQ(PR_TIMERSLACK_ZERO_SCHEDULE, zs_get_policy());
+	}
+	for (i = 0; i < ARRAY_SIZE(get); i++) {
+		memset(get, 0, sizeof(get));
+		get[i] = 1;
+		EXPECT_EQ(-1, prctl(PR_GET_TIMERSLACK_ZERO_POLICY, get[0], get[1], get[2], get[3]));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("GET with argument %u = 1", i + 2);
+	}
+}
+
+static pthread_barrier_t barrier;
+
+static void *sibling(void *seen)
+{
+	((int *)seen)[0] = zs_get_policy();
+	zs_set_policy(PR_TIMERSLACK_ZERO_RETURN);	/* for this thread only */
+	pthread_barrier_wait(&barrier);
+	pthread_barrier_wait(&barrier);			/* main set ALL_THREADS */
+	((int *)seen)[1] = zs_get_policy();
+	return NULL;
+}
+
+/* Per thread, inherited by new threads and children, kept across execve(). */
+TEST(threads_and_children)
+{
+	int seen[2], status;
+	pthread_t thread;
+	pid_t pid;
+
+	ASSERT_EQ(0, pthread_barrier_init(&barrier, NULL, 2));
+	ASSERT_EQ(0, zs_set_policy(PR_TIMERSLACK_ZERO_FULL_SLACK));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, sibling, seen));
+	pthread_barrier_wait(&barrier);
+	EXPECT_EQ(PR_TIMERSLACK_ZERO_FULL_SLACK, zs_get_policy()) TH_LOG("set by another thread");
+	ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK_ZERO_POLICY, PR_TIMERSLACK_ZERO_SCHEDULE,
+			   PR_TIMERSLACK_ZERO_ALL_THREADS, 0UL, 0UL));
+	pthread_barrier_wait(&barrier);
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	EXPECT_EQ(PR_TIMERSLACK_ZERO_FULL_SLACK, seen[0]) TH_LOG("in a new thread");
+	EXPECT_EQ(PR_TIMERSLACK_ZERO_SCHEDULE, seen[1]) TH_LOG("ALL_THREADS, in another thread");
+
+	pid = fork();
+	if (pid == 0) {
+		execl("/proc/self/exe", "zero_sleep_policy", "--print-policy", NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(PR_TIMERSLACK_ZERO_SCHEDULE, WEXITSTATUS(status)) TH_LOG("fork() and execve()");
+}
+
+/*
+ * On each clock, with a thread that only yields on the same CPU: a zero-length
+ * sleep neither sleeps nor yields under RETURN, yields to that thread (an
+ * involuntary switch) but does not sleep under SCHEDULE, and sleeps (a
+ * voluntary one) under FULL_SLACK unless its slack has run out.  DEFAULT
+ * sleeps as FULL_SLACK does on a kernel without 7.2's early return, and on
+ * CLOCK_TAI's usually empty base returns on one with it.  Any other sleep
+ * does under every policy what it does under DEFAULT.
+ */
+FIXTURE(sleep) {
+	int early;
+};
+
+FIXTURE_VARIANT(sleep) {
+	clockid_t clk;
+	bool nanosleep;		/* nanosleep(), on CLOCK_MONOTONIC */
+};
+
+FIXTURE_VARIANT_ADD(sleep, nanosleep) { .clk = CLOCK_MONOTONIC, .nanosleep = true };
+FIXTURE_VARIANT_ADD(sleep, realtime) { .clk = CLOCK_REALTIME };
+FIXTURE_VARIANT_ADD(sleep, monotonic) { .clk = CLOCK_MONOTONIC };
+FIXTURE_VARIANT_ADD(sleep, boottime) { .clk = CLOCK_BOOTTIME };
+FIXTURE_VARIANT_ADD(sleep, tai) { .clk = CLOCK_TAI };
+
+static void *yield_loop(void *arg)
+{
+	while (!sched_yield())
+		;
+	return NULL;
+}
+
+FIXTURE_SETUP(sleep)
+{
+	pthread_t peer;
+	cpu_set_t cpu;
+
+	self->early = zs_probe_early_return();
+	ASSERT_NE(ZS_EARLY_UNKNOWN, self->early);
+	ASSERT_EQ(0, zs_set_slack(SLACK_NS));
+	CPU_ZERO(&cpu);
+	CPU_SET(sched_getcpu(), &cpu);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu), &cpu));		/* the peer's too */
+	ASSERT_EQ(0, pthread_create(&peer, NULL, yield_loop, NULL));	/* ends with the test */
+}
+
+FIXTURE_TEARDOWN(sleep)
+{
+}
+
+static const struct request {
+	bool abs, zero;
+	long long ns;		/* the length, or the deadline from now */
+	const char *desc;
+} requests[] = {
+	{ false, true, 0, "relative 0" },
+	{ false, false, 1, "relative 1 ns" },
+	{ true, true, 0, "absolute now" },
+	{ true, true, -NSEC_PER_SEC, "absolute 1 s ago" },
+	{ true, false, NSEC_PER_MSEC, "absolute in 1 ms" },
+};
+
+TEST_F(sleep, zero_or_not)
+{
+	long nv[ZS_NR_POLICIES], niv[ZS_NR_POLICIES], nv0 = 0, niv0 = 0;
+	const clockid_t clk = variant->clk;
+	const struct request *r;
+	struct timespec ts;
+	bool slack_left;
+	long long t;
+	int p, i, err;
+
+	for (r = requests; r < requests + ARRAY_SIZE(requests); r++) {
+		if (r->abs && variant->nanosleep)
+			continue;
+		for (p = 0; p < ZS_NR_POLICIES; p++) {
+			ASSERT_EQ(0, zs_set_policy(p));
+			err = 0;
+			for (i = -1; i < CALLS; i++) {		/* -1: a warm-up */
+				if (i == 0)
+					zs_switches(&nv0, &niv0);
+				t = r->abs ? zs_now(clk) + r->ns : r->ns;
+				ts.tv_sec = t / NSEC_PER_SEC;
+				ts.tv_nsec = t % NSEC_PER_SEC;
+				if (variant->nanosleep)
+					err = err ?: syscall(SYS_nanosleep, &ts, NULL);
+				else
+					err = err ?: syscall(SYS_clock_nanosleep, clk,
+							     r->abs ? TIMER_ABSTIME : 0, &ts, NULL);
+			}
+			zs_switches(&nv[p], &niv[p]);
+			nv[p] -= nv0;
+			niv[p] -= niv0;
+			EXPECT_EQ(0, err) TH_LOG("%s, policy %d: %s", r->desc, p, strerror(errno));
+		}
+		ksft_print_msg("%s: slept %ld %ld %ld %ld, yielded %ld %ld %ld %ld\n", r->desc,
+			       nv[0], nv[1], nv[2], nv[3], niv[0], niv[1], niv[2], niv[3]);
+		for (p = 1; p < ZS_NR_POLICIES && !r->zero; p++)
+			EXPECT_GE(CALLS / 4, labs(nv[p] - nv[0]));
+		if (!r->zero)
+			continue;
+		slack_left = r->ns > -SLACK_NS;
+		EXPECT_TRUE(nv[1] <= CALLS / 10 && niv[1] <= CALLS / 10) TH_LOG("RETURN");
+		EXPECT_TRUE(nv[2] <= CALLS / 10 && niv[2] >= CALLS / 2) TH_LOG("SCHEDULE");
+		EXPECT_TRUE(slack_left ? nv[3] >= CALLS / 2 : nv[3] <= CALLS / 10)
+			TH_LOG("FULL_SLACK");
+		if (self->early == ZS_EARLY_NONE && slack_left)
+			EXPECT_LE(CALLS / 2, nv[0]) TH_LOG("DEFAULT, without the early return");
+		if (self->early == ZS_EARLY_RETURN && clk == CLOCK_TAI)
+			EXPECT_GE(CALLS / 10, nv[0]) TH_LOG("DEFAULT, with the early return");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	/* Run again by threads_and_children. */
+	if (argc == 2 && !strcmp(argv[1], "--print-policy"))
+		return zs_get_policy();
+	return test_harness_run(argc, argv);
+}
