@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -211,6 +212,39 @@ static inline int zs_pin_self(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * Start a thread on CPU (any CPU when CPU < 0) with the scheduling policy
+ * and priority given, not inherited.  Returns 0 or an error number, as
+ * pthread_create() does (EPERM: an RT policy without CAP_SYS_NICE).
+ */
+static inline int zs_start_thread(pthread_t *t, void *(*fn)(void *), void *arg,
+				  int cpu, int sched_policy, int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int ret;
+
+	ret = pthread_attr_init(&attr);
+	if (ret)
+		return ret;
+	if (cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		ret = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	if (!ret)
+		ret = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	if (!ret)
+		ret = pthread_attr_setschedpolicy(&attr, sched_policy);
+	if (!ret)
+		ret = pthread_attr_setschedparam(&attr, &sp);
+	if (!ret)
+		ret = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return ret;
 }
 
 /* The highest CPU that this process may use, or -1. */

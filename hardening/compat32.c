@@ -38,13 +38,7 @@
 #include <sys/time.h>
 
 #include "common.h"
-/* The harness has an unused parameter, which -Wextra reports. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
-/* Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags. */
-#pragma GCC diagnostic ignored "-Wclobbered"
+#include "harness.h"
 
 #if !defined(__i386__)
 # error "compat32.c tests the IA-32 entry points: build it with -m32"

@@ -52,13 +52,7 @@
 #include <sys/syscall.h>
 
 #include "common.h"
-/* The harness has an unused parameter, which -Wextra reports. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
-/* Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags. */
-#pragma GCC diagnostic ignored "-Wclobbered"
+#include "harness.h"
 
 #define MIN_CALLS		100000L
 #define MAX_REPORTS		20

@@ -34,17 +34,7 @@
 #include <sys/syscall.h>
 
 #include "common.h"
-/* The harness has an unused parameter, which -Wextra reports. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
-/*
- * Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags,
- * and pass every fixture function a variant that not all of them use.
- */
-#pragma GCC diagnostic ignored "-Wclobbered"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "harness.h"
 
 #define CALLS			4000
 #define CONTROL_CALLS		500

@@ -43,17 +43,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
-/* The harness has an unused parameter, which -Wextra reports. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
-/*
- * Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags,
- * and pass every fixture function a variant that not all of them use.
- */
-#pragma GCC diagnostic ignored "-Wclobbered"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "harness.h"
 
 /* A slack large enough that a sleep of that length is always seen. */
 #define LARGE_SLACK_NS		(10 * NSEC_PER_MSEC)

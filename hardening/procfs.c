@@ -32,17 +32,7 @@
 #include <linux/capability.h>
 
 #include "common.h"
-/* The harness has an unused parameter, which -Wextra reports. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
-/*
- * Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags,
- * and pass every fixture function a variant that not all of them use.
- */
-#pragma GCC diagnostic ignored "-Wclobbered"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "harness.h"
 
 /*
  * The result of an access: 0 for success, an error number from read() or

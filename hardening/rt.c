@@ -64,13 +64,7 @@
 #include <sys/syscall.h>
 
 #include "common.h"
-/* The harness has an unused parameter, which -Wextra reports. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
-/* Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags. */
-#pragma GCC diagnostic ignored "-Wclobbered"
+#include "harness.h"
 
 #define RT_PRIO			10
 #define RT_CALLS		500
@@ -153,42 +147,19 @@ static void *thread_other(void *arg)
 	return NULL;
 }
 
-static int start_on_cpu(pthread_t *t, void *(*fn)(void *), void *arg, int sched, int prio)
-{
-	struct sched_param sp = { .sched_priority = prio };
-	pthread_attr_t attr;
-	cpu_set_t set;
-	int ret;
-
-	pthread_attr_init(&attr);
-	CPU_ZERO(&set);
-	CPU_SET(rt_cpu, &set);
-	ret = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	if (!ret)
-		ret = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	if (!ret)
-		ret = pthread_attr_setschedpolicy(&attr, sched);
-	if (!ret)
-		ret = pthread_attr_setschedparam(&attr, &sp);
-	if (!ret)
-		ret = pthread_create(t, &attr, fn, arg);
-	pthread_attr_destroy(&attr);
-	return ret;
-}
-
 /* One round: the other thread first, then A behind it. */
 static int run_round(struct round *r)
 {
 	pthread_t a, o;
 	int i, ret;
 
-	ret = start_on_cpu(&o, thread_other, r, r->peer ? r->sched : SCHED_OTHER,
-			   r->peer ? RT_PRIO : 0);
+	ret = zs_start_thread(&o, thread_other, r, rt_cpu,
+			      r->peer ? r->sched : SCHED_OTHER, r->peer ? RT_PRIO : 0);
 	if (ret)
 		return ret;
 	for (i = 0; i < 2000 && !zs_load(&r->counter); i++)
 		usleep(1000);
-	ret = start_on_cpu(&a, thread_a, r, r->sched, RT_PRIO);
+	ret = zs_start_thread(&a, thread_a, r, rt_cpu, r->sched, RT_PRIO);
 	if (ret) {
 		zs_store(&r->done, 1);
 		pthread_join(o, NULL);

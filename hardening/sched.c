@@ -19,17 +19,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
-/* The harness has an unused parameter, which -Wextra reports. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
-/*
- * Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags,
- * and pass every fixture function a variant that not all of them use.
- */
-#pragma GCC diagnostic ignored "-Wclobbered"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "harness.h"
 
 #ifndef SCHED_DEADLINE
 # define SCHED_DEADLINE		6
@@ -116,54 +106,6 @@ static bool pick_cpus(int *busy, int *spare)
 	return first >= 0 && first != last;
 }
 
-static int pin_self(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
-static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg, int cpu,
-			int sched_policy, int prio)
-{
-	struct sched_param sp = { .sched_priority = prio };
-	pthread_attr_t attr;
-	cpu_set_t set;
-	int ret;
-
-	ret = pthread_attr_init(&attr);
-	if (ret)
-		return ret;
-	if (cpu >= 0) {
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		ret = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	}
-	if (!ret && sched_policy != SCHED_OTHER) {
-		ret = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-		if (!ret)
-			ret = pthread_attr_setschedpolicy(&attr, sched_policy);
-		if (!ret)
-			ret = pthread_attr_setschedparam(&attr, &sp);
-	}
-	if (!ret)
-		ret = pthread_create(t, &attr, fn, arg);
-	pthread_attr_destroy(&attr);
-	return ret;
-}
-
-static unsigned long load(const unsigned long *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
-static void store(unsigned long *p, unsigned long v)
-{
-	__atomic_store_n(p, v, __ATOMIC_RELAXED);
-}
-
 /* ------------------------------------------------------------------------
  * Who runs after a zero-length sleep
  */
@@ -192,8 +134,8 @@ static void *peer_fn(void *arg)
 	int64_t end = zs_now(CLOCK_MONOTONIC) + PEER_LIMIT_NS;
 	unsigned long i;
 
-	for (i = 1; !load(&p->stop); i++) {
-		store(&p->counter, i);
+	for (i = 1; !zs_load(&p->stop); i++) {
+		zs_store(&p->counter, i);
 		sched_yield();
 		if (!(i & 255) && zs_now(CLOCK_MONOTONIC) > end)
 			break;
@@ -214,11 +156,11 @@ static void observe(struct peer *p, int policy, int64_t ns, long calls, struct o
 
 	if (zs_set_policy(policy))
 		o->failures++;
-	prev = load(&p->counter);
+	prev = zs_load(&p->counter);
 	do {
 		if (sys_nanosleep(&zero, NULL))
 			o->failures++;
-		cur = load(&p->counter);
+		cur = zs_load(&p->counter);
 		o->advanced += cur != prev;
 		prev = cur;
 		o->calls++;
@@ -249,13 +191,13 @@ TEST(schedule_gives_cpu_to_other_task)
 
 	if (!pick_cpus(&busy, &spare))
 		busy = spare;
-	ASSERT_EQ(0, pin_self(busy));
-	ASSERT_EQ(0, start_thread(&t, peer_fn, &p, busy, SCHED_OTHER, 0));
+	ASSERT_EQ(0, zs_pin_self(busy));
+	ASSERT_EQ(0, zs_start_thread(&t, peer_fn, &p, busy, SCHED_OTHER, 0));
 	for (i = 0; i < OTHER_PHASES; i++) {
 		observe(&p, ZS_RETURN, OTHER_PHASE_NS, 0, &ret);
 		observe(&p, ZS_SCHEDULE, OTHER_PHASE_NS, 0, &sched);
 	}
-	store(&p.stop, 1);
+	zs_store(&p.stop, 1);
 	pthread_join(t, NULL);
 
 	ksft_print_msg("peer ran in %ld/%ld RETURN (%.3f%%), %ld/%ld SCHEDULE sleeps (%.1f%%)\n",
@@ -289,7 +231,7 @@ static void *fifo_sleeper(void *arg)
 	struct fifo_round *r = arg;
 
 	observe(&r->p, r->policy, 0, FIFO_CALLS, &r->o);
-	store(&r->p.stop, 1);
+	zs_store(&r->p.stop, 1);
 	return NULL;
 }
 
@@ -302,20 +244,20 @@ static void fifo_test(struct __test_metadata *_metadata, int policy)
 
 	if (!pick_cpus(&busy, &spare))
 		SKIP(return, "needs two CPUs");
-	ASSERT_EQ(0, pin_self(spare));
+	ASSERT_EQ(0, zs_pin_self(spare));
 	/* No page fault may block the sleeper. */
 	mlockall(MCL_CURRENT | MCL_FUTURE);
 	for (attempt = 1; attempt <= 3 && !ok; attempt++) {
 		memset(&r, 0, sizeof(r));
 		r.policy = policy;
-		ret = start_thread(&b, peer_fn, &r.p, busy, SCHED_FIFO, FIFO_PRIO);
+		ret = zs_start_thread(&b, peer_fn, &r.p, busy, SCHED_FIFO, FIFO_PRIO);
 		if (ret == EPERM && !is_root())
 			SKIP(return, "SCHED_FIFO needs CAP_SYS_NICE");
 		ASSERT_EQ(0, ret);
 		/* Let the peer spin first, so that the sleeper queues up behind it. */
-		for (i = 0; i < 2000 && !load(&r.p.counter); i++)
+		for (i = 0; i < 2000 && !zs_load(&r.p.counter); i++)
 			usleep(1000);
-		ASSERT_EQ(0, start_thread(&a, fifo_sleeper, &r, busy, SCHED_FIFO, FIFO_PRIO));
+		ASSERT_EQ(0, zs_start_thread(&a, fifo_sleeper, &r, busy, SCHED_FIFO, FIFO_PRIO));
 		pthread_join(a, NULL);
 		pthread_join(b, NULL);
 		ASSERT_EQ(0, r.o.failures);
@@ -372,9 +314,9 @@ TEST(fifo_task_follows_policy)
 
 	if (!pick_cpus(&busy, &spare))
 		SKIP(return, "needs two CPUs");
-	ASSERT_EQ(0, pin_self(spare));
+	ASSERT_EQ(0, zs_pin_self(spare));
 	memset(&f, 0, sizeof(f));
-	ret = start_thread(&t, fifo_alone_fn, &f, busy, SCHED_FIFO, FIFO_PRIO);
+	ret = zs_start_thread(&t, fifo_alone_fn, &f, busy, SCHED_FIFO, FIFO_PRIO);
 	if (ret == EPERM && !is_root())
 		SKIP(return, "SCHED_FIFO needs CAP_SYS_NICE");
 	ASSERT_EQ(0, ret);
@@ -452,7 +394,7 @@ TEST(deadline_task_follows_policy)
 	pthread_t t;
 
 	memset(&r, 0, sizeof(r));
-	ASSERT_EQ(0, start_thread(&t, dl_thread, &r, -1, SCHED_OTHER, 0));
+	ASSERT_EQ(0, zs_start_thread(&t, dl_thread, &r, -1, SCHED_OTHER, 0));
 	pthread_join(t, NULL);
 	if (r.setattr_err == EPERM && !is_root())
 		SKIP(return, "SCHED_DEADLINE needs CAP_SYS_NICE");

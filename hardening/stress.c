@@ -58,13 +58,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
-/* The harness has an unused parameter, which -Wextra reports. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
-/* Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags. */
-#pragma GCC diagnostic ignored "-Wclobbered"
+#include "harness.h"
 
 #define NR_STRICT		8
 #define NR_SUPERVISED		8

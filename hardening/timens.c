@@ -51,13 +51,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
-/* The harness has an unused parameter, which -Wextra reports. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
-/* Its TEST_F() wrappers call setjmp(), which -Wextra's -Wclobbered flags. */
-#pragma GCC diagnostic ignored "-Wclobbered"
+#include "harness.h"
 
 #define ZERO_CALLS		50	/* per attempt, best of ZERO_ATTEMPTS */
 #define ZERO_ATTEMPTS		3
