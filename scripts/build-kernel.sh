@@ -27,8 +27,10 @@ mkdir -p "$obj"
 obj=$(realpath "$obj")
 stamp=$obj/.zerosleep-stamp
 
+# Full blob ids: git shortens them to a length that grows with the number
+# of objects in the repository, which changes as git packs them.
 key=$( {
-	git -C "$tree" diff vanilla -- . ':(exclude)tools' ':(exclude)Documentation' ':(exclude)MAINTAINERS'
+	git -C "$tree" diff --full-index vanilla -- . ':(exclude)tools' ':(exclude)Documentation' ':(exclude)MAINTAINERS'
 	cat "${frags[@]}"
 	echo "$*"
 } | sha256sum | cut -d' ' -f1)
