@@ -16,17 +16,20 @@
 # and "not ok" lines.  Exit status 0 only when nothing failed.
 #
 # Two lanes share the machine's cores.  The main lane builds the kernels,
-# the test programs, then boots each kernel for its guest tests.  The
-# host lane starts once the trees are ready and runs the work that is
-# mostly serial: strace (which the guests wait for), series hygiene of
-# both kernels, then the host checks (which wait for the kernels and test
-# programs).  Its output is printed, whole, when it ends.  ZEROSLEEP_SERIAL=1
-# runs the host lane's phases in the main lane, one after the other.
+# the test programs, then boots every kernel at once for its guest tests.
+# The host lane starts once the trees are ready and runs the work that is
+# mostly serial: strace, series hygiene of both kernels (the guests wait
+# for these: a compiling host would slow them), then the host checks,
+# beside the guests once their CPU-time checks are over (quiet_arbiter).
+# Its output is printed, whole, when it ends.  ZEROSLEEP_SERIAL=1 runs the
+# host lane's phases in the main lane, one after the other.
 #
 # ZEROSLEEP_KERNELS (default "6.12 7.3") limits make test to some kernels,
 # for a quicker loop; CI always runs both.  ZEROSLEEP_DEBUG_KERNEL=X.Y
-# (set by .ci/run) has the host lane build the debug kernel of X.Y for the
-# make test-debug that follows, beside the guests.
+# (set by .ci/run) adds make test-debug of X.Y: the main lane builds its
+# kernel after the others, and its guest runs beside theirs
+# (scripts/test.sh --debug X.Y --guests-only), with its output, summary
+# and exit status in build/test/test-debug.log and test-debug.rc.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -36,9 +39,12 @@ debug_frags=(qemu/kernel.config qemu/debug.config)
 res=$top/build/test
 kernels=(${ZEROSLEEP_KERNELS:-6.12 7.3})
 [ "${CI:-}" = true ] && kernels=(6.12 7.3)
+debug_kernel=
+guests_only=
 if [ "${1:-}" = "--debug" ]; then
 	variant=debug
 	kernels=("${2:-6.12}")
+	[ "${3:-}" = --guests-only ] && guests_only=1
 	frags=("${debug_frags[@]}")
 	res=$top/build/test-debug
 	# KASAN and lockdep under TCG run tens of times slower than the plain
@@ -46,6 +52,12 @@ if [ "${1:-}" = "--debug" ]; then
 	# it the margin that a slow or loaded CI host needs.  A real stall in
 	# the code under test still lasts longer than this.
 	export ZEROSLEEP_APPEND="${ZEROSLEEP_APPEND:-} rcupdate.rcu_cpu_stall_timeout=100"
+else
+	debug_kernel=${ZEROSLEEP_DEBUG_KERNEL:-}
+	case " ${kernels[*]} " in
+	*" $debug_kernel "*) ;;
+	*) debug_kernel= ;;
+	esac
 fi
 
 # Where each kernel lives under build/: 6.12 keeps the one-kernel names.
@@ -55,6 +67,7 @@ kobj() { echo "build/kernel$(sfx "$1")${variant:+-$variant}"; }
 ksft() { echo "build/selftests$(sfx "$1")"; }
 rm -rf "$res"
 mkdir -p "$res/ccache"
+[ -n "$debug_kernel" ] && rm -rf "$top/build/test-debug"
 t_all=$(date +%s)
 fatal=0
 . scripts/ccache.sh
@@ -235,14 +248,17 @@ guest() {
 	# A boot whose clock is unusable runs nothing (qemu/guest-tests.sh):
 	# boot again, up to three times; the last one's result counts.
 	local try
+	rm -f "$o/guest.ended"
 	for try in 1 2 3; do
 		rm -rf "$o/guest"
 		mkdir -p "$o/guest"
+		[ -n "${ZEROSLEEP_QUIET_ARBITER:-}" ] && touch "$o/guest/quiet-arbiter"
 		qemu/run.sh -k "$(kobj "$k")/arch/x86/boot/bzImage" -t 2400 -o "$o/guest" -- qemu/guest-tests.sh $groups
 		rc=$?
 		[ $rc -eq 3 ] && grep -qs '^not ok' "$o/guest/guest_clock.tap" && [ $try -lt 3 ] || break
 		echo "# guest $k: boot $try had no usable clock; booting again"
 	done
+	touch "$o/guest.ended"
 	if [ $rc -ne 0 ] || ! ls "$o"/guest/zero_sleep_policy.tap > /dev/null 2>&1; then
 		echo "not ok - guest $k: the test kernel booted, ran the tests and shut down cleanly (exit status $rc)" | tee -a "$o/guest.tap"
 	else
@@ -298,28 +314,35 @@ host_lane() {
 	for k in "${kernels[@]}"; do
 		hygiene_phase "$k"
 	done
+	touch "$res/.compile-done"
 	while [ ! -f "$res/.userspace-done" ]; do sleep 2; done
+	# Beside the guests, but not before their CPU-time checks are over
+	# (quiet_arbiter).
+	if [ -n "${two_lanes:-}" ]; then
+		while [ ! -f "$res/.quiet-done" ] && [ "$(cat "$res/.userspace-done")" = 0 ]; do sleep 2; done
+	fi
 	[ "$(cat "$res/.userspace-done")" = 0 ] && host_checks_phase
-	# For a "make test-debug" that follows (.ci/run): its kernel, built
-	# while the guests run, so that it finds it up to date.
-	for k in ${ZEROSLEEP_DEBUG_KERNEL:-}; do
-		phase_start kernel-$k-debug
-		build_step "debug kernel $k, for make test-debug" scripts/build-kernel.sh \
-			"$(ktree "$k")" "$(variant=debug kobj "$k")" "${debug_frags[@]}"
-		phase_end kernel-$k-debug
-	done
 }
 
 start_host_lane() {
 	echo "==== host lane: strace, hygiene and host checks, beside the kernels and guests"
 	echo "==== (its output follows the guests; $res/host-lane.log meanwhile)"
+	two_lanes=1
 	host_lane > "$res/host-lane.log" 2>&1 &
 	host_lane_pid=$!
 }
 
-phase_start deps
-build_step "install Debian packages" scripts/deps.sh
-phase_end deps
+# --guests-only: make test, which built everything, runs this make
+# test-debug's guests beside its own.
+if [ -n "$guests_only" ]; then
+	for k in "${kernels[@]}"; do
+		[ -f "$(kobj "$k")/arch/x86/boot/bzImage" ] || build_step "debug kernel $k" false
+	done
+else
+	phase_start deps
+	build_step "install Debian packages" scripts/deps.sh
+	phase_end deps
+fi
 
 tree() {
 	# tree KERNEL: Debian's source of KERNEL with its series applied.
@@ -333,7 +356,7 @@ tree() {
 }
 
 # The trees, both at once: extraction is one core's work each.
-if [ $fatal -eq 0 ]; then
+if [ $fatal -eq 0 ] && [ -z "$guests_only" ]; then
 	phase_start trees
 	pids=()
 	for k in "${kernels[@]}"; do
@@ -347,13 +370,21 @@ fi
 [ $fatal -eq 0 ] && [ -z "$variant" ] && [ "${ZEROSLEEP_SERIAL:-}" != 1 ] && start_host_lane
 
 for k in "${kernels[@]}"; do
-	[ $fatal -eq 0 ] || break
+	[ $fatal -eq 0 ] && [ -z "$guests_only" ] || break
 	phase_start kernel-$k${variant:+-$variant}
 	build_step "patched kernel $k${variant:+ ($variant)}" scripts/build-kernel.sh "$(ktree "$k")" "$(kobj "$k")" "${frags[@]}"
 	phase_end kernel-$k${variant:+-$variant}
 done
+# The kernel of the make test-debug that runs beside the guests.
+for k in $debug_kernel; do
+	[ $fatal -eq 0 ] || break
+	phase_start kernel-$k-debug
+	build_step "debug kernel $k, for make test-debug" scripts/build-kernel.sh \
+		"$(ktree "$k")" "$(variant=debug kobj "$k")" "${debug_frags[@]}"
+	phase_end kernel-$k-debug
+done
 
-if [ $fatal -eq 0 ]; then
+if [ $fatal -eq 0 ] && [ -z "$guests_only" ]; then
 	phase_start userspace
 	for k in "${kernels[@]}"; do
 		build_step "selftests for $k" make -s selftests KERNEL="$k"
@@ -368,25 +399,108 @@ fi
 # The host checks wait for this.
 echo "$fatal" > "$res/.userspace-done"
 
-if [ -n "${host_lane_pid:-}" ]; then
-	# The guests use the strace that the host lane builds first.
-	while [ ! -f "$res/.strace-done" ] && kill -0 "$host_lane_pid" 2> /dev/null; do sleep 2; done
-elif [ $fatal -eq 0 ] && [ -z "$variant" ]; then
+if [ -z "${two_lanes:-}" ] && [ $fatal -eq 0 ] && [ -z "$variant" ]; then
 	host_lane
 fi
 
-for k in "${kernels[@]}"; do
-	[ $fatal -eq 0 ] || break
+guest_phase() {
+	local k=$1
 	phase_start guest-$k${variant:+-$variant}
 	cached guest-$k "$(phase_key "guest $k" "$(kobj "$k")/arch/x86/boot/bzImage" "$(ksft "$k")" \
 		build/libc-wrapper build/hardening build/bench/zsbench build/man/examples build/strace)" guest "$k"
 	phase_end guest-$k${variant:+-$variant}
-done
+	mkdir -p "$res/$k"
+	touch "$res/$k/guest.ended"	# for quiet_arbiter, also when reused
+}
+
+# quiet_arbiter DIR...: of the guests whose output directories these are,
+# let one at a time run its CPU-time checks (qemu/guest-tests.sh,
+# quiet_begin): it has the turn from "quiet-granted" until it takes back
+# "quiet-wanted", at most 300 s.  The host lane's checks wait until every
+# guest has had its turn ("quiet-released") or has ended: then
+# .quiet-done lets them start.
+quiet_arbiter() {
+	local d holder= since=0 left
+	while :; do
+		if [ -n "$holder" ] && { [ ! -e "$holder/quiet-wanted" ] || [ $((SECONDS - since)) -ge 300 ]; }; then
+			rm -f "$holder/quiet-granted"
+			holder=
+		fi
+		left=0
+		for d in "$@"; do
+			[ -e "$d/quiet-released" ] || [ -e "$d.ended" ] || left=1
+			if [ -z "$holder" ] && [ -e "$d/quiet-wanted" ] && [ ! -e "$d/quiet-released" ]; then
+				touch "$d/quiet-granted"
+				holder=$d
+				since=$SECONDS
+			fi
+		done
+		[ $left = 1 ] && [ ! -f "$res/.guests-done" ] || break
+		sleep 1
+	done
+	touch "$res/.quiet-done"
+}
+
+# The guests of both kernels at once, and, with ZEROSLEEP_DEBUG_KERNEL,
+# make test-debug's (scripts/test.sh --debug --guests-only, whose output
+# and summary are in build/test/test-debug.log).  A guest is mostly idle:
+# under TCG one keeps about three quarters of a core busy, and two side
+# by side took as long as one alone (doc/testing.md).  They start once
+# the host lane has compiled what it compiles (strace, hygiene).  The
+# first kernel's output comes as it runs; the others' follows, whole,
+# when they end.
+if [ $fatal -eq 0 ]; then
+	if [ -n "${two_lanes:-}" ]; then
+		while [ ! -f "$res/.compile-done" ] && kill -0 "$host_lane_pid" 2> /dev/null; do sleep 2; done
+	fi
+	quiet_dirs=()
+	for k in "${kernels[@]}"; do quiet_dirs+=("$res/$k/guest"); done
+	for k in $debug_kernel; do quiet_dirs+=("$top/build/test-debug/$k/guest"); done
+	if [ -n "$guests_only" ]; then
+		:	# make test's arbiter serves this one's guests too
+	elif [ ${#quiet_dirs[@]} -gt 1 ]; then
+		export ZEROSLEEP_QUIET_ARBITER=1
+		quiet_arbiter "${quiet_dirs[@]}" &
+		arbiter_pid=$!
+	else
+		export ZEROSLEEP_QUIET_ARBITER=
+		touch "$res/.quiet-done"
+	fi
+	guest_pids=()
+	for k in $debug_kernel; do
+		echo "==== make test-debug $k, beside the guests (build/test/test-debug.log)"
+		scripts/test.sh --debug "$k" --guests-only > "$res/test-debug.log" 2>&1 &
+		debug_pid=$!
+	done
+	for k in "${kernels[@]:1}"; do
+		guest_phase "$k" > "$res/guest-$k.log" 2>&1 &
+		guest_pids+=($!)
+	done
+	guest_phase "${kernels[0]}"
+	for p in "${guest_pids[@]}"; do wait "$p"; done
+	for k in "${kernels[@]:1}"; do
+		echo "==== guest $k output"
+		cat "$res/guest-$k.log"
+	done
+	if [ -n "${debug_pid:-}" ]; then
+		wait "$debug_pid"
+		echo "$?" > "$res/test-debug.rc"
+	fi
+	touch "$res/.guests-done"
+	if [ -n "${arbiter_pid:-}" ]; then
+		wait "$arbiter_pid"
+	fi
+fi
 
 if [ -n "${host_lane_pid:-}" ]; then
 	wait "$host_lane_pid"
 	echo "==== host lane output"
 	cat "$res/host-lane.log"
+fi
+if [ -n "${debug_pid:-}" ]; then
+	echo "==== make test-debug $debug_kernel output (exit status $(cat "$res/test-debug.rc"))"
+	cat "$res/test-debug.log"
+	echo "==== make test"
 fi
 
 echo "==== phase times (s): duration, start after the beginning, ccache"
