@@ -37,12 +37,18 @@ if [ ! -d "$tree/.git" ]; then
 	tar -C "$tree.tmp" --strip-components=1 -xJf "$tarball"
 	mv "$tree.tmp" "$tree"
 	git init -q -b zerosleep
+	git config gc.auto 0
 	git add -A -f .
 	GIT_AUTHOR_NAME=$GIT_COMMITTER_NAME GIT_AUTHOR_EMAIL=$GIT_COMMITTER_EMAIL \
 	GIT_AUTHOR_DATE='2000-01-01T00:00:00Z' GIT_COMMITTER_DATE='2000-01-01T00:00:00Z' \
 		git commit -q -m "Linux $(make -s -C "$tree" kernelversion) (Debian $(basename "$tarball" .tar.xz))"
 	git tag vanilla
 fi
+
+# No "git gc --auto": after git am it would repack the tree's 90,000
+# objects in the background, minutes of both cores taken from the kernel
+# builds that follow.  Trees made before this line get it here too.
+git config gc.auto 0
 
 if [ "$series" = - ]; then
 	want=vanilla
