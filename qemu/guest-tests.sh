@@ -104,9 +104,11 @@ grep -q '^ok' "$out/guest_clock.tap" || exit 3
 # time and allow 0.5 s more of wall time.  A vCPU that the host does not
 # run misses ticks, and the spin is charged one tick for several: on a
 # busy host these checks fail.  When scripts/test.sh boots guests side by
-# side, it leaves "quiet-arbiter" in $ZEROSLEEP_OUT and lets one guest at
-# a time run them, with nothing compiling on the host: ask for the turn,
-# wait for it (at most 600 s), and give it back.
+# side, it leaves "quiet-arbiter" in $ZEROSLEEP_OUT and gives the guests
+# turns: each runs posix_timers first, in its turn, while the others wait
+# and nothing compiles on the host.  Ask for the turn, wait for it, give
+# it back, and wait until every guest has had its own (at most 600 s
+# each).
 quiet_begin() {
 	[ -e "$out/quiet-arbiter" ] || return 0
 	touch "$out/quiet-wanted"
@@ -114,17 +116,30 @@ quiet_begin() {
 	while [ ! -e "$out/quiet-granted" ] && [ $((SECONDS - t0)) -lt 600 ]; do
 		sleep 0.5
 	done
-	echo "# quiet host: $([ -e "$out/quiet-granted" ] && echo granted || echo "not granted") after $((SECONDS - t0)) s"
+	echo "# CPU-time checks: $([ -e "$out/quiet-granted" ] && echo "our turn" || echo "no turn") after $((SECONDS - t0)) s"
 }
 quiet_end() {
 	[ -e "$out/quiet-arbiter" ] || return 0
 	rm -f "$out/quiet-wanted"
 	touch "$out/quiet-released"
+	local t0=$SECONDS
+	while [ ! -e "$out/quiet-over" ] && [ $((SECONDS - t0)) -lt 600 ]; do
+		sleep 0.5
+	done
+	echo "# CPU-time checks: every guest's turn over after $((SECONDS - t0)) s more"
 }
 
 all="selftests upstream-timers upstream-prctl lib man-examples hardening bench-short strace"
 # shellcheck disable=SC2068 # the default list is split on purpose
-for g in ${@:-$all}; do
+groups=" $(echo ${@:-$all}) "
+# upstream-timers: posix_timers first, in this guest's turn (quiet_begin).
+if [ -z "${groups##* upstream-timers *}" ]; then
+	quiet_begin
+	group timers_posix_timers 300 "$top/qemu/known-failures.sh" \
+		"$top/qemu/posix_timers-$kv.known-failures" "$ksft/timers/posix_timers"
+	quiet_end
+fi
+for g in $groups; do
 	case $g in
 	selftests)
 		# The series' contract tests, built by the tree's selftests
@@ -139,10 +154,6 @@ for g in ${@:-$all}; do
 			group timers_nanosleep_$p 300 "$b/libc-wrapper/zerosleep" $p -- \
 				"$ksft/timers/nanosleep"
 		done
-		quiet_begin
-		group timers_posix_timers 300 "$top/qemu/known-failures.sh" \
-			"$top/qemu/posix_timers-$kv.known-failures" "$ksft/timers/posix_timers"
-		quiet_end
 		;;
 	upstream-prctl)
 		group upstream_prctl 600 "$top/qemu/upstream-prctl.sh" "$ksft/prctl"

@@ -79,7 +79,10 @@ git config branch.zerosleep.description "$(cat "$cover")"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-git format-patch -q --zero-commit --no-signature --cover-letter \
+# Blob ids of 12 digits, as the kernel abbreviates commit ids: git's own
+# length grows with the number of objects in the tree's repository, so a
+# tree whose objects git packed would give other patches than a fresh one.
+git format-patch -q --zero-commit --no-signature --cover-letter --abbrev=12 \
 	--cover-from-description=subject -o "$tmp/out" vanilla..HEAD
 # The cover letter is dated like the newest patch, not "now".
 last=$(ls "$tmp"/out/*.patch | tail -n 1)

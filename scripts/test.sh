@@ -321,6 +321,7 @@ host_lane() {
 	if [ -n "${two_lanes:-}" ]; then
 		while [ ! -f "$res/.quiet-done" ] && [ "$(cat "$res/.userspace-done")" = 0 ]; do sleep 2; done
 	fi
+	[ -n "$debug_kernel" ] && renice -n 10 -p $BASHPID > /dev/null	# as the guests
 	[ "$(cat "$res/.userspace-done")" = 0 ] && host_checks_phase
 }
 
@@ -413,30 +414,29 @@ guest_phase() {
 	touch "$res/$k/guest.ended"	# for quiet_arbiter, also when reused
 }
 
-# quiet_arbiter DIR...: of the guests whose output directories these are,
-# let one at a time run its CPU-time checks (qemu/guest-tests.sh,
-# quiet_begin): it has the turn from "quiet-granted" until it takes back
-# "quiet-wanted", at most 300 s.  The host lane's checks wait until every
-# guest has had its turn ("quiet-released") or has ended: then
-# .quiet-done lets them start.
+# quiet_arbiter DIR...: the guests whose output directories these are
+# run their CPU-time checks first, one after the other, in this order
+# (qemu/guest-tests.sh, quiet_begin): a guest has its turn from
+# "quiet-granted" until it gives it back ("quiet-released"), at most
+# 300 s, or until it ends.  Every guest waits until all have had their
+# turn ("quiet-over"); then the host lane's checks may start too
+# (.quiet-done).
 quiet_arbiter() {
-	local d holder= since=0 left
-	while :; do
-		if [ -n "$holder" ] && { [ ! -e "$holder/quiet-wanted" ] || [ $((SECONDS - since)) -ge 300 ]; }; then
-			rm -f "$holder/quiet-granted"
-			holder=
-		fi
-		left=0
-		for d in "$@"; do
-			[ -e "$d/quiet-released" ] || [ -e "$d.ended" ] || left=1
-			if [ -z "$holder" ] && [ -e "$d/quiet-wanted" ] && [ ! -e "$d/quiet-released" ]; then
+	local d since=0 granted=
+	for d in "$@"; do
+		while [ ! -e "$d/quiet-released" ] && [ ! -e "$d.ended" ] && [ ! -f "$res/.guests-done" ]; do
+			if [ "$granted" != "$d" ] && [ -e "$d/quiet-wanted" ]; then
 				touch "$d/quiet-granted"
-				holder=$d
+				granted=$d
 				since=$SECONDS
 			fi
+			[ "$granted" = "$d" ] && [ $((SECONDS - since)) -ge 300 ] && break
+			sleep 1
 		done
-		[ $left = 1 ] && [ ! -f "$res/.guests-done" ] || break
-		sleep 1
+		rm -f "$d/quiet-granted"
+	done
+	for d in "$@"; do
+		[ -d "$d" ] && touch "$d/quiet-over"
 	done
 	touch "$res/.quiet-done"
 }
@@ -453,9 +453,10 @@ if [ $fatal -eq 0 ]; then
 	if [ -n "${two_lanes:-}" ]; then
 		while [ ! -f "$res/.compile-done" ] && kill -0 "$host_lane_pid" 2> /dev/null; do sleep 2; done
 	fi
+	# The debug guest, the longest, has the first turn.
 	quiet_dirs=()
-	for k in "${kernels[@]}"; do quiet_dirs+=("$res/$k/guest"); done
 	for k in $debug_kernel; do quiet_dirs+=("$top/build/test-debug/$k/guest"); done
+	for k in "${kernels[@]}"; do quiet_dirs+=("$res/$k/guest"); done
 	if [ -n "$guests_only" ]; then
 		:	# make test's arbiter serves this one's guests too
 	elif [ ${#quiet_dirs[@]} -gt 1 ]; then
@@ -472,11 +473,17 @@ if [ $fatal -eq 0 ]; then
 		scripts/test.sh --debug "$k" --guests-only > "$res/test-debug.log" 2>&1 &
 		debug_pid=$!
 	done
-	for k in "${kernels[@]:1}"; do
-		guest_phase "$k" > "$res/guest-$k.log" 2>&1 &
+	# The debug guest takes the longest (KASAN and lockdep under TCG): the
+	# others, and the host checks, yield the cores to it when it wants them.
+	for k in "${kernels[@]}"; do
+		if [ "$k" = "${kernels[0]}" ]; then
+			guest_phase "$k" &
+		else
+			guest_phase "$k" > "$res/guest-$k.log" 2>&1 &
+		fi
 		guest_pids+=($!)
+		[ -n "${debug_pid:-}" ] && renice -n 10 -p $! > /dev/null
 	done
-	guest_phase "${kernels[0]}"
 	for p in "${guest_pids[@]}"; do wait "$p"; done
 	for k in "${kernels[@]:1}"; do
 		echo "==== guest $k output"
