@@ -310,7 +310,11 @@ TEST_F(compat, full_slack_sleeps)
  * Linux 7.2 a 1 ns sleep has expired by the time its timer is armed and
  * returns at once when its clock base is otherwise empty (CLOCK_BOOTTIME,
  * CLOCK_TAI); it must then do under every policy what it does under
- * DEFAULT.
+ * DEFAULT.  Whether the base is empty depends on what else runs: the
+ * policies take turns call by call, so that a while in which some other
+ * task keeps a timer there weighs on all of them alike.  (Run one policy
+ * after the other, a 7.3 guest once slept 8 of 20 times under SCHEDULE on
+ * CLOCK_TAI and 0 under DEFAULT.)
  */
 TEST_F(compat, one_ns_sleeps_under_every_policy)
 {
@@ -319,46 +323,49 @@ TEST_F(compat, one_ns_sleeps_under_every_policy)
 	long nv0, nv1;
 	int i, errors, early;
 	union req rem;
-	long slept[ZS_NR_POLICIES][ARRAY_SIZE(zs_hrtimer_clocks)] = { { 0 } };
 
 	ZS_ASSERT_PROBED();
 	ASSERT_EQ(0, zs_set_slack(LARGE_SLACK_NS));
-	for (p = 0; p < ZS_NR_POLICIES; p++) {
-		ASSERT_EQ(0, zs_set_policy((int)p));
-		for (c = 0; c < nr_clocks(variant->e); c++) {
-			clockid_t clk = clock_at(variant->e, c);
-			bool may_expire = zs_kernel_returns_early() &&
-					  (clk == CLOCK_BOOTTIME || clk == CLOCK_TAI);
+	for (c = 0; c < nr_clocks(variant->e); c++) {
+		clockid_t clk = clock_at(variant->e, c);
+		bool may_expire = zs_kernel_returns_early() &&
+				  (clk == CLOCK_BOOTTIME || clk == CLOCK_TAI);
+		long slept[ZS_NR_POLICIES] = { 0 };
+		int errs[ZS_NR_POLICIES] = { 0 }, earlies[ZS_NR_POLICIES] = { 0 };
 
-			errors = 0;
-			early = 0;
-			nv0 = zs_nvcsw();
-			for (i = 0; i < SLEEP_CALLS; i++) {
+		for (i = 0; i < SLEEP_CALLS; i++) {
+			for (p = 0; p < ZS_NR_POLICIES; p++) {
+				ASSERT_EQ(0, zs_set_policy((int)p));
 				canary(&rem);
+				nv0 = zs_nvcsw();
 				t0 = zs_now(clk);
-				errors += !!sleep_ns(variant->e, clk, false, 1, &rem, NULL);
+				errs[p] += !!sleep_ns(variant->e, clk, false, 1, &rem, NULL);
 				t1 = zs_now(clk);
-				early += t1 - t0 < 1;
+				slept[p] += zs_nvcsw() - nv0;
+				earlies[p] += t1 - t0 < 1;
 				EXPECT_TRUE(canary_intact(&rem));
 			}
-			nv1 = zs_nvcsw();
+		}
+		for (p = 0; p < ZS_NR_POLICIES; p++) {
 			ksft_print_msg("%s, %s %s, relative {0, 1}: %ld of %d calls slept\n",
 				       entry_names[variant->e], zs_policy_name((int)p),
-				       zs_clock_name(clk), nv1 - nv0, SLEEP_CALLS);
-			EXPECT_EQ(0, errors);
-			EXPECT_EQ(0, early);
-			slept[p][c] = nv1 - nv0;
+				       zs_clock_name(clk), slept[p], SLEEP_CALLS);
+			EXPECT_EQ(0, errs[p]);
+			EXPECT_EQ(0, earlies[p]);
 			if (!may_expire) {
-				EXPECT_LE(SLEEP_CALLS / 2, nv1 - nv0);
+				EXPECT_LE(SLEEP_CALLS / 2, slept[p]);
 			} else {
-				EXPECT_GE(SLEEP_CALLS / 4, labs(slept[p][c] - slept[ZS_DEFAULT][c]))
+				EXPECT_GE(SLEEP_CALLS / 4, labs(slept[p] - slept[ZS_DEFAULT]))
 					TH_LOG("%s %s: 1 ns slept %ld times, under DEFAULT %ld",
 					       zs_policy_name((int)p), zs_clock_name(clk),
-					       slept[p][c], slept[ZS_DEFAULT][c]);
+					       slept[p], slept[ZS_DEFAULT]);
 			}
+		}
 
-			if (variant->e == NS32)
-				continue;
+		if (variant->e == NS32)
+			continue;
+		for (p = 0; p < ZS_NR_POLICIES; p++) {
+			ASSERT_EQ(0, zs_set_policy((int)p));
 			errors = 0;
 			early = 0;
 			nv0 = zs_nvcsw();
