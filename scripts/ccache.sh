@@ -40,6 +40,13 @@ if [ "${ZEROSLEEP_CCACHE:-1}" != 0 ] && [ -x /usr/lib/ccache/gcc ] && command -v
 	# Freshly generated headers (autoconf.h and the like) would otherwise
 	# push every compilation out of direct mode.
 	export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-include_file_mtime,include_file_ctime}
+	# The kernel's tools/ builds (objtool and its libsubcmd) name the
+	# target of their dependency file by the object's absolute path
+	# (-Wp,-MT,/.../build/kernel/tools/objtool/check.o), which ccache
+	# hashes as it is: every clone, every kernel and every hygiene objdir
+	# compiled objtool anew.  The target does not change the object, and
+	# tools/build's fixdep, which reads the file, skips it.
+	export CCACHE_IGNOREOPTIONS=${CCACHE_IGNOREOPTIONS:-'-Wp,-MT,*'}
 	[ -n "${ZEROSLEEP_CCACHE_LOG:-}" ] && export CCACHE_STATSLOG=$ZEROSLEEP_CCACHE_LOG
 fi
 
