@@ -415,27 +415,45 @@ guest_phase() {
 }
 
 # quiet_arbiter DIR...: the guests whose output directories these are
-# run their CPU-time checks first, one after the other, in this order
-# (qemu/guest-tests.sh, quiet_begin): a guest has its turn from
-# "quiet-granted" until it gives it back ("quiet-released"), at most
-# 300 s, or until it ends.  Every guest waits until all have had their
-# turn ("quiet-over"); then the host lane's checks may start too
-# (.quiet-done).
+# run their CPU-time checks first, in this order, two at a time: one
+# spinning vCPU per host core (qemu/guest-tests.sh, quiet_begin).  A guest
+# has its turn from "quiet-granted" until it gives it back
+# ("quiet-released"), at most 300 s, or until it ends; the next in order
+# gets it once that guest has asked ("quiet-wanted").  Every guest waits
+# until all have had their turn ("quiet-over"); then the host lane's
+# checks may start too (.quiet-done).
 quiet_arbiter() {
-	local d since=0 granted=
-	for d in "$@"; do
-		while [ ! -e "$d/quiet-released" ] && [ ! -e "$d.ended" ] && [ ! -f "$res/.guests-done" ]; do
-			if [ "$granted" != "$d" ] && [ -e "$d/quiet-wanted" ]; then
-				touch "$d/quiet-granted"
-				granted=$d
-				since=$SECONDS
+	local pending=("$@") active=() still d
+	declare -A since=()
+	while [ ${#pending[@]} -gt 0 ] || [ ${#active[@]} -gt 0 ]; do
+		[ -f "$res/.guests-done" ] && break
+		still=()
+		for d in "${active[@]}"; do
+			if [ -e "$d/quiet-released" ] || [ -e "$d.ended" ] ||
+			   [ $((SECONDS - since[$d])) -ge 300 ]; then
+				rm -f "$d/quiet-granted"
+			else
+				still+=("$d")
 			fi
-			[ "$granted" = "$d" ] && [ $((SECONDS - since)) -ge 300 ] && break
-			sleep 1
 		done
-		rm -f "$d/quiet-granted"
+		active=("${still[@]}")
+		while [ ${#pending[@]} -gt 0 ] && [ ${#active[@]} -lt 2 ]; do
+			d=${pending[0]}
+			if [ -e "$d/quiet-released" ] || [ -e "$d.ended" ]; then
+				pending=("${pending[@]:1}")
+			elif [ -e "$d/quiet-wanted" ]; then
+				touch "$d/quiet-granted"
+				since[$d]=$SECONDS
+				active+=("$d")
+				pending=("${pending[@]:1}")
+			else
+				break
+			fi
+		done
+		sleep 1
 	done
 	for d in "$@"; do
+		rm -f "$d/quiet-granted"
 		[ -d "$d" ] && touch "$d/quiet-over"
 	done
 	touch "$res/.quiet-done"
