@@ -73,19 +73,33 @@ headers: kernel
 
 # The selftests that the series carries (selftests/ mirrors the tree's
 # tools/testing/selftests/) are copied into the tree, where the tree's own
-# selftests Makefile builds them, as upstream would, with the upstream
-# tests of the same directories (timers/nanosleep and posix_timers run in
-# the guest too); "make series" turns the copy into the last patch.
+# selftests Makefiles build them, as upstream would; "make series" turns
+# the copy into the last patch.  Of timers/ and proc/, only the programs
+# that the guests run are built (KSFT_PROGS: the series' two and the
+# upstream timers/nanosleep and posix_timers), each by its directory's
+# Makefile; a dry run of the whole "make -C tools/testing/selftests
+# TARGETS='timers proc'" checks that it would build the series' two.
 # The upstream prctl selftests that the guest kernel can run (see
 # qemu/upstream-prctl.sh for the two left out): prctl/Makefile builds in
 # its source directory, so they are compiled here.
 KSFT_TARGETS   := timers proc
+KSFT_PROGS     := timers/zero_sleep_policy timers/nanosleep timers/posix_timers \
+		  proc/proc-timerslack-zero-policy
+KSFT_OWN       := timers/zero_sleep_policy proc/proc-timerslack-zero-policy
 UPSTREAM_PRCTL := disable-tsc-test disable-tsc-ctxt-sw-stress-test set-process-name
 
 selftests: kernel
 	@scripts/sync-selftests.sh $(TREE) selftests
-	@$(MAKE) -s -C $(TREE)/tools/testing/selftests TARGETS="$(KSFT_TARGETS)" \
-		BUILD=$(KSFT_OUT) FORCE_TARGETS=1 KHDR_INCLUDES="-isystem $(KHDR)" all
+	@$(MAKE) -s -n -B -C $(TREE)/tools/testing/selftests TARGETS="$(KSFT_TARGETS)" \
+		BUILD=$(KSFT_OUT) FORCE_TARGETS=1 KHDR_INCLUDES="-isystem $(KHDR)" all | \
+		tr ' ' '\n' > $(KSFT_OUT)/.all-targets
+	@for p in $(KSFT_OWN); do grep -qxF $(KSFT_OUT)/$$p $(KSFT_OUT)/.all-targets || \
+		{ echo "make selftests: TARGETS='$(KSFT_TARGETS)' does not build $$p" >&2; exit 1; }; done
+	@for d in $(KSFT_TARGETS); do \
+		$(MAKE) -s -C $(TREE)/tools/testing/selftests/$$d OUTPUT=$(KSFT_OUT)/$$d \
+			KHDR_INCLUDES="-isystem $(KHDR)" \
+			$$(for p in $(KSFT_PROGS); do case $$p in $$d/*) echo $(KSFT_OUT)/$$p;; esac; done) || exit 1; \
+	done
 	@mkdir -p $(KSFT_OUT)/prctl
 	@for t in $(UPSTREAM_PRCTL); do \
 		$(CC) -O2 -isystem $(KHDR) -I$(TREE)/tools/testing/selftests -o $(KSFT_OUT)/prctl/$$t \

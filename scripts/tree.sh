@@ -15,6 +15,17 @@
 # The tree is (re)built only when the series changed since the last sync.  When
 # the series is re-applied, files whose content did not change get their old
 # modification time back, so that kbuild does not rebuild them.
+#
+# Extracting a tarball and adding its 90,000 files to git takes about a
+# minute of CPU, and every clean clone did it again, with the same result:
+# names and dates are fixed, so the commit "vanilla" is the same.  So the
+# first extraction of a tarball keeps a bare copy of the repository in a
+# cache, under the tarball's SHA-256, and later trees clone it (git's
+# local clone hard-links the object files, which git never changes) and
+# check it out.  The cache is ZEROSLEEP_TREE_CACHE, by default
+# ${XDG_CACHE_HOME:-~/.cache}/zerosleep/trees; ZEROSLEEP_TREE_CACHE=0
+# turns it off.  Nothing removes its entries (about 600 MB each, shared
+# with the trees made from them while those exist).
 set -euo pipefail
 
 tree=$1
@@ -30,19 +41,37 @@ export GIT_COMMITTER_NAME="Zerosleep Developers" GIT_COMMITTER_EMAIL=zerosleep-d
 git() { command git -C "$tree" -c core.quotepath=off -c advice.detachedHead=false "$@"; }
 
 
+cache=${ZEROSLEEP_TREE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/zerosleep/trees}
+[ "$cache" = 0 ] && cache=
 if [ ! -d "$tree/.git" ]; then
-	echo "  TREE    extracting $(basename "$tarball")"
 	rm -rf "$tree" "$tree.tmp"
-	mkdir -p "$tree.tmp"
-	tar -C "$tree.tmp" --strip-components=1 -xJf "$tarball"
-	mv "$tree.tmp" "$tree"
-	git init -q -b zerosleep
-	git config gc.auto 0
-	git add -A -f .
-	GIT_AUTHOR_NAME=$GIT_COMMITTER_NAME GIT_AUTHOR_EMAIL=$GIT_COMMITTER_EMAIL \
-	GIT_AUTHOR_DATE='2000-01-01T00:00:00Z' GIT_COMMITTER_DATE='2000-01-01T00:00:00Z' \
-		git commit -q -m "Linux $(make -s -C "$tree" kernelversion) (Debian $(basename "$tarball" .tar.xz))"
-	git tag vanilla
+	# v1: how the repository below is made; change it when that changes.
+	cached=${cache:+$cache/v1-$(sha256sum < "$tarball" | cut -d' ' -f1).git}
+	if [ -n "$cached" ] && command git -C "$cached" rev-parse -q --verify vanilla > /dev/null 2>&1; then
+		echo "  TREE    cloning $(basename "$tarball") from $cached"
+		command git clone -q --no-checkout "$cached" "$tree.tmp"
+		mv "$tree.tmp" "$tree"
+		git remote remove origin
+		git reset -q --hard vanilla
+	else
+		echo "  TREE    extracting $(basename "$tarball")"
+		mkdir -p "$tree.tmp"
+		tar -C "$tree.tmp" --strip-components=1 -xJf "$tarball"
+		mv "$tree.tmp" "$tree"
+		git init -q -b zerosleep
+		git config gc.auto 0
+		git add -A -f .
+		GIT_AUTHOR_NAME=$GIT_COMMITTER_NAME GIT_AUTHOR_EMAIL=$GIT_COMMITTER_EMAIL \
+		GIT_AUTHOR_DATE='2000-01-01T00:00:00Z' GIT_COMMITTER_DATE='2000-01-01T00:00:00Z' \
+			git commit -q -m "Linux $(make -s -C "$tree" kernelversion) (Debian $(basename "$tarball" .tar.xz))"
+		git tag vanilla
+		if [ -n "$cached" ] && mkdir -p "$cache" &&
+		   command git clone -q --bare "$tree" "$cached.tmp.$$"; then
+			command git -C "$cached.tmp.$$" remote remove origin
+			# Another tree may have put it there meanwhile.
+			mv -T "$cached.tmp.$$" "$cached" 2>/dev/null || rm -rf "$cached.tmp.$$"
+		fi
+	fi
 fi
 
 # No "git gc --auto": after git am it would repack the tree's 90,000
