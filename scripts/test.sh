@@ -311,9 +311,13 @@ host_lane() {
 	local k
 	strace_phase
 	touch "$res/.strace-done"
-	for k in "${kernels[@]}"; do
-		hygiene_phase "$k"
-	done
+	# Hygiene needs the trees, which the main lane makes meanwhile.
+	while [ ! -f "$res/.trees-done" ]; do sleep 2; done
+	if [ "$(cat "$res/.trees-done")" = 0 ]; then
+		for k in "${kernels[@]}"; do
+			hygiene_phase "$k"
+		done
+	fi
 	touch "$res/.compile-done"
 	while [ ! -f "$res/.userspace-done" ]; do sleep 2; done
 	# Beside the guests, but not before their CPU-time checks are over
@@ -356,6 +360,11 @@ tree() {
 	fi
 }
 
+# The host lane starts with strace, which needs no kernel tree: its
+# download and configure overlap the trees' extraction, which is mostly
+# the disk's work once the trees are cached (scripts/tree.sh).
+[ $fatal -eq 0 ] && [ -z "$variant" ] && [ "${ZEROSLEEP_SERIAL:-}" != 1 ] && start_host_lane
+
 # The trees, both at once: extraction is one core's work each.
 if [ $fatal -eq 0 ] && [ -z "$guests_only" ]; then
 	phase_start trees
@@ -367,8 +376,8 @@ if [ $fatal -eq 0 ] && [ -z "$guests_only" ]; then
 	for p in "${pids[@]}"; do wait "$p" || fatal=1; done
 	phase_end trees
 fi
-
-[ $fatal -eq 0 ] && [ -z "$variant" ] && [ "${ZEROSLEEP_SERIAL:-}" != 1 ] && start_host_lane
+# The host lane's hygiene waits for this.
+echo "$fatal" > "$res/.trees-done"
 
 for k in "${kernels[@]}"; do
 	[ $fatal -eq 0 ] && [ -z "$guests_only" ] || break
