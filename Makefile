@@ -90,6 +90,7 @@ UPSTREAM_PRCTL := disable-tsc-test disable-tsc-ctxt-sw-stress-test set-process-n
 
 selftests: kernel
 	@scripts/sync-selftests.sh $(TREE) selftests
+	@mkdir -p $(KSFT_OUT)
 	@$(MAKE) -s -n -B -C $(TREE)/tools/testing/selftests TARGETS="$(KSFT_TARGETS)" \
 		BUILD=$(KSFT_OUT) FORCE_TARGETS=1 KHDR_INCLUDES="-isystem $(KHDR)" all | \
 		tr ' ' '\n' > $(KSFT_OUT)/.all-targets
