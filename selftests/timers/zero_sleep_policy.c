@@ -234,8 +234,9 @@ TEST_F(sleep, zero_or_not)
 			TH_LOG("FULL_SLACK");
 		if (self->early == ZS_EARLY_NONE && slack_left)
 			EXPECT_LE(CALLS / 2, nv[0]) TH_LOG("DEFAULT, without the early return");
+		/* As zs_probe_early_return() allows: a quarter (3 of 20 seen). */
 		if (self->early == ZS_EARLY_RETURN && variant->clk == CLOCK_TAI)
-			EXPECT_GE(CALLS / 10, nv[0]) TH_LOG("DEFAULT, with the early return");
+			EXPECT_GE(CALLS / 4, nv[0]) TH_LOG("DEFAULT, with the early return");
 
 		/* Turn about, so that either goes first as often. */
 		ASSERT_EQ(0, zs_set_policy(PR_TIMERSLACK_ZERO_SCHEDULE));
