@@ -83,9 +83,8 @@ headers: kernel
 # qemu/upstream-prctl.sh for the two left out): prctl/Makefile builds in
 # its source directory, so they are compiled here.
 KSFT_TARGETS   := timers proc
-KSFT_PROGS     := timers/zero_sleep_policy timers/nanosleep timers/posix_timers \
-		  proc/proc-timerslack-zero-policy
-KSFT_OWN       := timers/zero_sleep_policy proc/proc-timerslack-zero-policy
+KSFT_OWN       := $(patsubst selftests/%.c,%,$(wildcard selftests/*/*.c))
+KSFT_PROGS     := $(KSFT_OWN) timers/nanosleep timers/posix_timers
 UPSTREAM_PRCTL := disable-tsc-test disable-tsc-ctxt-sw-stress-test set-process-name
 
 selftests: kernel
