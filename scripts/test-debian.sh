@@ -14,11 +14,20 @@
 # the real root and its dpkg database are never written.  Needs root, as
 # make test.
 # Conditions are passed to check() in single quotes and evaluated there.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2034,SC2317
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/zerosleep-deb.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+# The scratch root's mounts live only in the namespace that made them;
+# should one ever be seen here, nothing under it is removed.
+cleanup() {
+	if mountpoint -q "$T/root" || mountpoint -q "$T/rw"; then
+		echo "# $T/root is still mounted: left in place" >&2
+	else
+		rm -rf --one-file-system "$T"
+	fi
+}
+trap cleanup EXIT
 n=0
 failed=0
 
@@ -111,7 +120,7 @@ check "zerosleep holds the launcher, the preload library, bash completion, the m
 		/usr/share/man/man2const/PR_SET_TIMERSLACK_ZERO_POLICY.2const.gz \
 		/usr/share/man/man5/proc_pid_timerslack_zero_policy.5.gz \
 		/usr/share/man/man7/zerosleep-preload.7.gz
-npages=$(cd "$top/man" && ls man*/* | wc -l)
+npages=$(cd "$top/man" && find man* -type f | wc -l)
 nshipped=$(for p in libzerosleep-dev zerosleep; do contents "$p"; done | grep -c '^/usr/share/man/man.*\.gz$')
 check "every man page of man/ is in a package, once ($npages pages)" eval '[[ $npages == "$nshipped" ]]'
 
@@ -138,7 +147,7 @@ END
 # In the namespace: M is the scratch root, U its writes.
 scratch() {
 	set -u
-	local M=$T/root U=$T/rw/upper r
+	local M=$T/root U=$T/rw/upper
 	mkdir -p "$T/rw" "$M"
 	mount -t tmpfs tmpfs "$T/rw" && mkdir "$U" "$T/rw/work" &&
 		mount -t overlay overlay -o "lowerdir=/,upperdir=$U,workdir=$T/rw/work" "$M" &&
@@ -170,8 +179,6 @@ scratch() {
 	# and the dynamic linker's cache, which the ldconfig trigger rewrote.
 	(cd "$U" && find . ! -type d ! -path './var/lib/dpkg/*' ! -path './var/log/*' \
 		! -path './etc/ld.so.cache' ! -path './var/cache/*' ! -path './tmp/*' | sed 's/^/written: /')
-	r=0
-	return $r
 }
 export -f scratch contents
 export T version arch multiarch
