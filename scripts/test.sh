@@ -237,6 +237,7 @@ host_checks() {
 	# directory that the guests run from at the same time.
 	tap lib-install make -s -C libc-wrapper O="$top/build/libc-wrapper-install" check-install
 	tap debian scripts/test-debian.sh
+	tap readme scripts/test-readme.sh
 }
 
 guest() {
