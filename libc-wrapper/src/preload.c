@@ -190,6 +190,7 @@ REAL(thrd_sleep, thrd_sleep_fn)
  * the kernel predates MADV_WIPEONFORK, Linux 4.14): getpid() each time.
  */
 static pid_t *self_pid;
+static int no_vm_readv;
 
 static void refresh_self_pid(void)
 {
@@ -199,11 +200,23 @@ static void refresh_self_pid(void)
 		__atomic_store_n(p, getpid(), __ATOMIC_RELAXED);
 }
 
+/*
+ * Also asks once whether process_vm_readv() works here (kernels built
+ * without CONFIG_CROSS_MEMORY_ATTACH, such as the test guests', and
+ * seccomp filters refuse it), so that no sleep pays for finding out.
+ */
 static void init_self_pid(void)
 {
 	int saved_errno = errno;
 	long page = sysconf(_SC_PAGESIZE);
+	struct timespec probe = { 0, 0 }, copy;
+	struct iovec local = { &copy, sizeof(copy) };
+	struct iovec remote = { &probe, sizeof(probe) };
 	void *p;
+
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 &&
+	    (errno == ENOSYS || errno == EPERM))
+		__atomic_store_n(&no_vm_readv, 1, __ATOMIC_RELAXED);
 
 	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -257,13 +270,13 @@ static int on_frame_page(const struct timespec *user, const void *frame)
  * that runs into such a page) as EFAULT or a short copy.  Reading one's own
  * process needs no privilege and passes every ptrace restriction (the
  * kernel exempts the caller's own thread group).  The pid comes from
- * cached_pid(); if the call fails for another reason than the pointer (the
- * pid is stale: a raw clone(CLONE_VM) child whose creator went away; a
- * vfork() child that Yama keeps from reading its parent), it is asked once
+ * cached_pid(); if the call fails with ESRCH or EPERM (the pid is stale:
+ * a raw clone(CLONE_VM) child whose creator went away), it is asked once
  * more with getpid().
  *
  * Kernels built without CONFIG_CROSS_MEMORY_ATTACH (ENOSYS), and seccomp
- * filters (EPERM), refuse it; that is remembered, and from then on the
+ * filters (EPERM), refuse it; that is found out when the library is
+ * loaded (init_self_pid()) or at the first refusal, and from then on the
  * kernel validates the pointer instead, through a FUTEX_WAIT that cannot
  * wait: the futex word is a local that never holds the expected value,
  * and the kernel copies and checks the timeout (EFAULT, EINVAL) before it
@@ -276,8 +289,6 @@ static int on_frame_page(const struct timespec *user, const void *frame)
  * caller hands it to the real function, which judges it as the C library
  * does.
  */
-static int no_vm_readv;
-
 __attribute__((always_inline, no_sanitize_address))
 static inline int copy_timespec(const struct timespec *user, struct timespec *ts,
 				const void *frame)
@@ -297,7 +308,7 @@ static inline int copy_timespec(const struct timespec *user, struct timespec *ts
 	if (!__atomic_load_n(&no_vm_readv, __ATOMIC_RELAXED)) {
 		pid = cached_pid();
 		n = pid > 0 ? process_vm_readv(pid, &local, 1, &remote, 1, 0) : -1;
-		if (n < 0 && (pid <= 0 || errno != EFAULT))
+		if (n < 0 && (pid <= 0 || errno == ESRCH || errno == EPERM))
 			n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 		if (n == (ssize_t)sizeof(*ts))
 			ret = 0;
