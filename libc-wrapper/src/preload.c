@@ -240,10 +240,12 @@ static pid_t cached_pid(void)
 
 /*
  * Does [@user, @user + 1) lie within the page of @frame, an address in the
- * caller's own live stack frame?  Pages are mapped and protected whole, and
- * that page is mapped read-write (the frame is in use), so the request can
- * be read there without a fault.  4096 is the smallest page size Linux has;
- * a larger page holds whole 4 KiB blocks.
+ * caller's own live stack frame, and is it aligned?  Pages are mapped and
+ * protected whole, and that page is mapped read-write (the frame is in
+ * use), so the request can be read there without a fault.  4096 is the
+ * smallest page size Linux has; a larger page holds whole 4 KiB blocks.
+ * Whether a caller's local lies there depends on where its stack frame
+ * falls: usually it does, being a few dozen bytes above @frame.
  */
 #define SAFE_BLOCK	4096UL
 
@@ -252,7 +254,8 @@ static int on_frame_page(const struct timespec *user, const void *frame)
 	uintptr_t u = (uintptr_t)user, f = (uintptr_t)frame;
 
 	return (u & ~(SAFE_BLOCK - 1)) == (f & ~(SAFE_BLOCK - 1)) &&
-	       (u & (SAFE_BLOCK - 1)) <= SAFE_BLOCK - sizeof(*user);
+	       (u & (SAFE_BLOCK - 1)) <= SAFE_BLOCK - sizeof(*user) &&
+	       (u & (_Alignof(struct timespec) - 1)) == 0;
 }
 
 /*
@@ -270,9 +273,10 @@ static int on_frame_page(const struct timespec *user, const void *frame)
  * that runs into such a page) as EFAULT or a short copy.  Reading one's own
  * process needs no privilege and passes every ptrace restriction (the
  * kernel exempts the caller's own thread group).  The pid comes from
- * cached_pid(); if the call fails with ESRCH or EPERM (the pid is stale:
- * a raw clone(CLONE_VM) child whose creator went away), it is asked once
- * more with getpid().
+ * cached_pid(); if the call fails with ESRCH or EPERM (a stale pid: a
+ * raw clone(CLONE_VM) child whose creator went away; or a seccomp filter
+ * installed since the library was loaded), it is asked once more with
+ * getpid().
  *
  * Kernels built without CONFIG_CROSS_MEMORY_ATTACH (ENOSYS), and seccomp
  * filters (EPERM), refuse it; that is found out when the library is
@@ -290,8 +294,8 @@ static int on_frame_page(const struct timespec *user, const void *frame)
  * does.
  */
 __attribute__((always_inline, no_sanitize_address))
-static inline int copy_timespec(const struct timespec *user, struct timespec *ts,
-				const void *frame)
+static inline int copy_timespec(const struct timespec *user,
+				struct timespec *ts, const void *frame)
 {
 	struct iovec local = { ts, sizeof(*ts) };
 	struct iovec remote = { (void *)user, sizeof(*ts) };
@@ -552,7 +556,8 @@ ZS_SLEEP_FN int nanosleep(const struct timespec *req, struct timespec *rem)
 	struct timespec ts, nap;
 	enum action action;
 
-	if (get_policy() == ZEROSLEEP_DEFAULT || copy_timespec(req, &ts, __builtin_frame_address(0)) ||
+	if (get_policy() == ZEROSLEEP_DEFAULT ||
+	    copy_timespec(req, &ts, __builtin_frame_address(0)) ||
 	    !valid(&ts) || !is_zero(&ts))
 		return real_nanosleep()(req, rem);
 	action = zero_action(0, &nap);
@@ -597,7 +602,8 @@ ZS_SLEEP_FN int thrd_sleep(const struct timespec *duration,
 	struct timespec ts, nap;
 	enum action action;
 
-	if (get_policy() == ZEROSLEEP_DEFAULT || copy_timespec(duration, &ts, __builtin_frame_address(0)) ||
+	if (get_policy() == ZEROSLEEP_DEFAULT ||
+	    copy_timespec(duration, &ts, __builtin_frame_address(0)) ||
 	    !valid(&ts) || !is_zero(&ts))
 		return real_thrd_sleep()(duration, remaining);
 	action = zero_action(0, &nap);

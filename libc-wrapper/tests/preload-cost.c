@@ -43,7 +43,8 @@ static const char *const kind_name[K_NR] = {
 	"thrd_sleep({0,0}), stack",
 };
 
-static int one(enum kind k, const struct timespec *req, const struct timespec *past)
+static int one(enum kind k, const struct timespec *req,
+	       const struct timespec *past)
 {
 	switch (k) {
 	case K_GETPID:

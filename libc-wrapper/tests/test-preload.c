@@ -1064,7 +1064,7 @@ static void check_syscalls(void)
 		   i < 2 ? 0 : SYSCALL_CALLS);
 }
 
-/* Also where process_vm_readv() is refused, as on the test guests' kernels. */
+/* Also where process_vm_readv() is refused, as on the test guests'. */
 static void test_syscalls(void)
 {
 	check_syscalls();
