@@ -2,6 +2,8 @@
 #
 # zerosleep: per-thread policy for zero-length sleeps.
 #
+#   make            the same as make lib: builds the userspace only, as the
+#                   user who types it; installs nothing, builds no kernel
 #   make demo       boot the patched kernel and show the four policies
 #   make test       build both kernels and everything else, run every test
 #   make test-debug the guest tests again, on a KASAN/UBSAN/lockdep kernel
@@ -54,7 +56,12 @@ CC       ?= cc
 .PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench hardening \
 	series check-series check-uapi uapi checkpatch install uninstall loop-figures clean distclean help strace
 
-all: kernel selftests lib demo-progs
+# The default: the userspace only, safe in a fresh checkout as any user.
+# The targets that build kernels (demo, test, kernel...) install Debian
+# packages first, as root: they are asked for by name.
+all: lib
+	@echo "make: built the userspace only; 'make test' and 'make demo' (as root) also"
+	@echo "make: install Debian packages and build kernels to run in QEMU (see README.md)"
 
 help:
 	@sed -n '3,/^# All build output/p' Makefile | sed 's/^# \{0,1\}//'

@@ -24,6 +24,8 @@ pkgs=(
 	ccache
 	# strace with the new prctl decoders (strace/build.sh)
 	dpkg-dev debian-archive-keyring autoconf automake
+	# the Debian packages of debian/ (scripts/test-debian.sh)
+	debhelper lintian
 )
 missing=()
 for p in "${pkgs[@]}"; do

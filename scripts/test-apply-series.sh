@@ -100,6 +100,46 @@ apply_tests() {
 apply_tests 6.12 "$top/build/linux" "${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}"
 apply_tests 7.3 "$top/build/linux-7.3" "$top/build/linux-source-7.3/usr/src/linux-source-7.3.tar.xz"
 
+# README's session "In /tmp/src": each command it quotes, run here on the
+# pristine trees (and a git clone, and a 6.1 tree), must print what README
+# shows, with this directory for /tmp/src.  On a difference, the session
+# as run here is shown, ready to paste.
+readme_session() {
+	local line cmd
+	mkdir -p "$T/src/linux-6.1"
+	cp -a "$T/pristine-6.12" "$T/src/linux-source-6.12"
+	cp -a "$T/pristine-7.3" "$T/src/linux-source-7.3"
+	cp -a "$T/pristine-6.12" "$T/src/linux-6.12"
+	git -C "$T/src/linux-6.12" init -q
+	git -C "$T/src/linux-6.12" add -A
+	git -C "$T/src/linux-6.12" -c user.name=t -c user.email=t@t commit -q -m vanilla
+	printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 158\n' >"$T/src/linux-6.1/Makefile"
+	awk '/In `\/tmp\/src`:$/ { at = 1; next }
+	     at == 1 && /^```$/ { at = 2; next }
+	     at == 2 && /^```$/ { exit }
+	     at == 2' "$top/README.md" >"$T/readme-session"
+	while IFS= read -r line; do
+		[[ $line == '$ '* ]] || continue
+		echo "$line"
+		cmd=${line#'$ '}
+		cmd=${cmd%%  *#*}
+		(cd "$T/src" && GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t \
+			bash -c "${cmd/scripts\/apply-series.sh/$apply}" 2>&1) |
+			sed "s|$T/src|/tmp/src|g"
+	done <"$T/readme-session"
+}
+readme_session >"$T/session" 2>&1
+check "README's apply-series.sh session in /tmp/src is what the commands print ($(grep -c '^\$ ' "$T/readme-session") commands)" \
+	eval '[[ -s $T/readme-session ]] && cmp -s "$T/readme-session" "$T/session" ||
+	      { echo "as run here:" >"$T/log"; cat "$T/session" >>"$T/log"; rc=1; false; }'
+
+# README's counts of patches, "N patches for 6.12, M for 7.3", against
+# the series files.
+counts=$(tr '\n' ' ' <"$top/README.md" | grep -o 'lists them: [0-9]* patches for 6\.12, [0-9]* for 7\.3')
+want="lists them: $(grep -vc '^#' "$top/series/6.12/series") patches for 6.12, $(grep -vc '^#' "$top/series/7.3/series") for 7.3"
+check "README's patch counts are what series/*/series list: '$want'" \
+	eval '[[ $counts == "$want" ]] || { echo "README: $counts" >"$T/log"; rc=1; false; }'
+
 # Unsupported versions and things that are not kernel trees.
 mkdir -p "$T/v5"
 printf 'VERSION = 5\nPATCHLEVEL = 10\nSUBLEVEL = 209\n' >"$T/v5/Makefile"

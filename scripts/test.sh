@@ -91,7 +91,7 @@ phase_start() {
 cache=$top/build/test-cache/${variant:-main}
 src_key=$({
 	git ls-files -c -o --exclude-standard -z | sort -z | xargs -0 sha256sum 2>/dev/null
-	dpkg-query -W gcc-12 valgrind mandoc groff python3-docutils sparse qemu-system-x86 2>/dev/null
+	dpkg-query -W gcc-12 valgrind mandoc groff python3-docutils sparse qemu-system-x86 debhelper lintian 2>/dev/null
 	uname -r
 } | sha256sum | cut -d' ' -f1)
 
@@ -236,6 +236,8 @@ host_checks() {
 	# Installing rebuilds the launcher for its PREFIX: not in the build
 	# directory that the guests run from at the same time.
 	tap lib-install make -s -C libc-wrapper O="$top/build/libc-wrapper-install" check-install
+	tap debian scripts/test-debian.sh
+	tap readme scripts/test-readme.sh
 }
 
 guest() {

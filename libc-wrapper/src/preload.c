@@ -23,12 +23,14 @@
  *                       kernels the real function, which sleeps for it;
  *   default             the real function, unchanged.
  *
- * Bad input: the request is never read directly.  It is copied with
- * process_vm_readv() on this process (copy_timespec()), so that a bad
- * pointer is a failed system call, not a SIGSEGV; whenever the copy fails,
- * or the copy is not a valid zero-length request, the call goes to the real
- * function (dlsym(RTLD_NEXT)), which validates it and fails exactly as it
- * always did (EFAULT, EINVAL, thrd_sleep()'s negative value...).  The
+ * Bad input: the request is read directly only where it cannot fault (on
+ * the page of the interposed function's own stack frame); otherwise it is
+ * copied with process_vm_readv() on this process (copy_timespec()), so that
+ * a bad pointer is a failed system call, not a SIGSEGV.  Whenever the copy
+ * fails, or the copy is not a valid zero-length request, the call goes to
+ * the real function (dlsym(RTLD_NEXT)), which validates it and fails
+ * exactly as it always did (EFAULT, EINVAL, thrd_sleep()'s negative
+ * value...).  A zero-length sleep thus costs no system call or one.  The
  * zero-length path is still a cancellation point: it calls
  * pthread_testcancel() first, or the real function.
  *
@@ -53,9 +55,11 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -96,11 +100,14 @@ static int get_policy(void)
 	return __atomic_load_n(&policy, __ATOMIC_RELAXED);
 }
 
+static void init_self_pid(void);
+
 __attribute__((constructor)) static void zs_preload_init(void)
 {
 	const char *word = getenv("ZEROSLEEP_POLICY");
 	int p;
 
+	init_self_pid();
 	if (!word || !*word)
 		return;
 	p = zerosleep_policy_from_name(word);
@@ -170,19 +177,110 @@ REAL(clock_nanosleep, clock_nanosleep_fn)
 REAL(thrd_sleep, thrd_sleep_fn)
 
 /*
- * Copy the caller's *@user into *@ts without faulting on a bad pointer.
- * Async-signal-safe: system calls and plain loads only.
+ * This process's pid, for process_vm_readv(), without a getpid() per call.
+ * It lives alone in a page marked MADV_WIPEONFORK, so that every child that
+ * gets a copy of the memory (fork(), and also _Fork() and raw clone() or
+ * fork system calls, which run no atfork handler) finds 0 there instead of
+ * its parent's pid, and asks getpid() each time; fork()'s children get
+ * their own pid back from the atfork handler.  A vfork() child shares the
+ * page and keeps its parent's pid, which names the same memory.  Nothing
+ * but init_self_pid() and the atfork handler writes it: a vfork() child
+ * that stored its own pid would leave it to its parent after execve(),
+ * where it names another program.  NULL (the constructor has not run, or
+ * the kernel predates MADV_WIPEONFORK, Linux 4.14): getpid() each time.
+ */
+static pid_t *self_pid;
+static int no_vm_readv;
+
+static void refresh_self_pid(void)
+{
+	pid_t *p = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
+
+	if (p)
+		__atomic_store_n(p, getpid(), __ATOMIC_RELAXED);
+}
+
+/*
+ * Also asks once whether process_vm_readv() works here (kernels built
+ * without CONFIG_CROSS_MEMORY_ATTACH, such as the test guests', and
+ * seccomp filters refuse it), so that no sleep pays for finding out.
+ */
+static void init_self_pid(void)
+{
+	int saved_errno = errno;
+	long page = sysconf(_SC_PAGESIZE);
+	struct timespec probe = { 0, 0 }, copy;
+	struct iovec local = { &copy, sizeof(copy) };
+	struct iovec remote = { &probe, sizeof(probe) };
+	void *p;
+
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 &&
+	    (errno == ENOSYS || errno == EPERM))
+		__atomic_store_n(&no_vm_readv, 1, __ATOMIC_RELAXED);
+
+	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED && madvise(p, (size_t)page, MADV_WIPEONFORK) == 0 &&
+	    pthread_atfork(NULL, NULL, refresh_self_pid) == 0) {
+		*(pid_t *)p = getpid();
+		__atomic_store_n(&self_pid, (pid_t *)p, __ATOMIC_RELAXED);
+	} else if (p != MAP_FAILED) {
+		munmap(p, (size_t)page);
+	}
+	errno = saved_errno;
+}
+
+/* The cached pid, or 0 if there is none (ask getpid()). */
+static pid_t cached_pid(void)
+{
+	pid_t *p = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
+
+	return p ? __atomic_load_n(p, __ATOMIC_RELAXED) : 0;
+}
+
+/*
+ * Does [@user, @user + 1) lie within the page of @frame, an address in the
+ * caller's own live stack frame, and is it aligned?  Pages are mapped and
+ * protected whole, and that page is mapped read-write (the frame is in
+ * use), so the request can be read there without a fault.  4096 is the
+ * smallest page size Linux has; a larger page holds whole 4 KiB blocks.
+ * Whether a caller's local lies there depends on where its stack frame
+ * falls: usually it does, being a few dozen bytes above @frame.
+ */
+#define SAFE_BLOCK	4096UL
+
+static int on_frame_page(const struct timespec *user, const void *frame)
+{
+	uintptr_t u = (uintptr_t)user, f = (uintptr_t)frame;
+
+	return (u & ~(SAFE_BLOCK - 1)) == (f & ~(SAFE_BLOCK - 1)) &&
+	       (u & (SAFE_BLOCK - 1)) <= SAFE_BLOCK - sizeof(*user) &&
+	       (u & (_Alignof(struct timespec) - 1)) == 0;
+}
+
+/*
+ * Copy the caller's *@user into *@ts without faulting on a bad pointer,
+ * with at most one system call.  @frame is the interposed function's
+ * __builtin_frame_address(0).  Async-signal-safe: system calls and plain
+ * loads only.
  *
- * First choice: the kernel copies it, with process_vm_readv() on this very
+ * No system call: a request on the page of @frame (on_frame_page()), such
+ * as a local of the function that called the sleep, in most frames, is
+ * read directly.
+ *
+ * Otherwise the kernel copies it, with process_vm_readv() on this very
  * process, and reports a bad pointer (unmapped, unreadable, or a timespec
- * that runs into such a page) as a failure or a short copy.  Reading one's
- * own process needs no privilege and passes every ptrace restriction (the
- * kernel exempts the caller's own thread group).  The pid is asked each
- * time, never cached: a child made by _Fork() or clone() runs no atfork
- * handler, and a stale pid would read another process.
+ * that runs into such a page) as EFAULT or a short copy.  Reading one's own
+ * process needs no privilege and passes every ptrace restriction (the
+ * kernel exempts the caller's own thread group).  The pid comes from
+ * cached_pid(); if the call fails with ESRCH or EPERM (a stale pid: a
+ * raw clone(CLONE_VM) child whose creator went away; or a seccomp filter
+ * installed since the library was loaded), it is asked once more with
+ * getpid().
  *
  * Kernels built without CONFIG_CROSS_MEMORY_ATTACH (ENOSYS), and seccomp
- * filters (EPERM), refuse it; that is remembered, and from then on the
+ * filters (EPERM), refuse it; that is found out when the library is
+ * loaded (init_self_pid()) or at the first refusal, and from then on the
  * kernel validates the pointer instead, through a FUTEX_WAIT that cannot
  * wait: the futex word is a local that never holds the expected value,
  * and the kernel copies and checks the timeout (EFAULT, EINVAL) before it
@@ -195,19 +293,27 @@ REAL(thrd_sleep, thrd_sleep_fn)
  * caller hands it to the real function, which judges it as the C library
  * does.
  */
-static int no_vm_readv;
-
-static int copy_timespec(const struct timespec *user, struct timespec *ts)
+__attribute__((always_inline, no_sanitize_address))
+static inline int copy_timespec(const struct timespec *user,
+				struct timespec *ts, const void *frame)
 {
 	struct iovec local = { ts, sizeof(*ts) };
 	struct iovec remote = { (void *)user, sizeof(*ts) };
 	int saved_errno = errno, word = 0, ret = -1;
+	pid_t pid;
 	ssize_t n;
 
 	if (!user)
 		return -1;
+	if (on_frame_page(user, frame)) {
+		*ts = *user;
+		return 0;
+	}
 	if (!__atomic_load_n(&no_vm_readv, __ATOMIC_RELAXED)) {
-		n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+		pid = cached_pid();
+		n = pid > 0 ? process_vm_readv(pid, &local, 1, &remote, 1, 0) : -1;
+		if (n < 0 && (pid <= 0 || errno == ESRCH || errno == EPERM))
+			n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 		if (n == (ssize_t)sizeof(*ts))
 			ret = 0;
 		else if (n < 0 && (errno == ENOSYS || errno == EPERM))
@@ -450,7 +556,8 @@ ZS_SLEEP_FN int nanosleep(const struct timespec *req, struct timespec *rem)
 	struct timespec ts, nap;
 	enum action action;
 
-	if (get_policy() == ZEROSLEEP_DEFAULT || copy_timespec(req, &ts) ||
+	if (get_policy() == ZEROSLEEP_DEFAULT ||
+	    copy_timespec(req, &ts, __builtin_frame_address(0)) ||
 	    !valid(&ts) || !is_zero(&ts))
 		return real_nanosleep()(req, rem);
 	action = zero_action(0, &nap);
@@ -470,7 +577,7 @@ ZS_SLEEP_FN int clock_nanosleep(clockid_t clock, int flags,
 	long long late = 0;
 
 	if (get_policy() == ZEROSLEEP_DEFAULT || !hrtimer_clock(clock) ||
-	    copy_timespec(req, &ts) || !valid(&ts))
+	    copy_timespec(req, &ts, __builtin_frame_address(0)) || !valid(&ts))
 		return real_clock_nanosleep()(clock, flags, req, rem);
 	if (flags & TIMER_ABSTIME)
 		late = behind(clock, &ts);
@@ -495,7 +602,8 @@ ZS_SLEEP_FN int thrd_sleep(const struct timespec *duration,
 	struct timespec ts, nap;
 	enum action action;
 
-	if (get_policy() == ZEROSLEEP_DEFAULT || copy_timespec(duration, &ts) ||
+	if (get_policy() == ZEROSLEEP_DEFAULT ||
+	    copy_timespec(duration, &ts, __builtin_frame_address(0)) ||
 	    !valid(&ts) || !is_zero(&ts))
 		return real_thrd_sleep()(duration, remaining);
 	action = zero_action(0, &nap);

@@ -137,6 +137,11 @@ check "pkg-config --cflags --libs points into DESTDIR" \
 	eval '[[ $flags == *"-I$dest$prefix/include"* && $flags == *"-L$dest$libdir"* &&
 	        $flags == *-lzerosleep* ]]'
 
+check "pkg-config finds the module as libzerosleep too, with the same flags" \
+	eval '[[ -L $dest$libdir/pkgconfig/libzerosleep.pc &&
+	        $(pkg-config --modversion libzerosleep) == 2.1.0 &&
+	        $(pkg-config --cflags --libs libzerosleep) == "$flags" ]]'
+
 cat >"$D/consumer.c" <<'EOF'
 #include <errno.h>
 #include <stdio.h>
@@ -213,6 +218,35 @@ check "the installed launcher runs without LD_LIBRARY_PATH: '$out'" \
 	eval '[[ $out == "zerosleep (zerosleep) 2.1.0" ]]'
 check "the installed launcher looks for the preload in $libdir/zerosleep" \
 	eval 'grep -aq "$libdir/zerosleep/libzerosleep-preload.so" "$dest$prefix/bin/zerosleep"'
+
+# The launcher's bash completion, as installed, in a bash without
+# bash-completion: "WORDS -> what it offers for the last one".
+comp=$dest$prefix/share/bash-completion/completions/zerosleep
+complete_words() {
+	bash -c 'source "$1"; shift; PATH=$2:$PATH; shift 2
+		COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _zerosleep
+		echo "${COMPREPLY[*]}"' bash "$comp" x "$dest$prefix/bin" "$@" 2>"$D/log"
+}
+check "bash completion is installed in share/bash-completion/completions" \
+	eval '[[ -f $comp ]] && bash -n "$comp"'
+out=$(complete_words zerosleep "")
+check "completion: the first word is a policy: '$out'" \
+	eval '[[ $out == "default return-immediately schedule-once full-slack return schedule full" ]]'
+out=$(complete_words zerosleep -q sch)
+check "completion: after an option, policies again: '$out'" \
+	eval '[[ $out == "schedule-once schedule" ]]'
+out=$(complete_words zerosleep --)
+check "completion: long options, from the installed launcher's --help: '$out'" \
+	eval '[[ " $out " == *" --pid "* && " $out " == *" --kernel-only "* && " $out " == *" --version "* ]]'
+out=$(complete_words zerosleep return zerosle)
+check "completion: after POLICY, a command name: '$out'" \
+	eval '[[ " $out " == *" zerosleep "* ]]'
+out=$(complete_words zerosleep -a -p return "$$")
+check "completion: -p POLICY, then a PID (this shell's, $$): '$out'" \
+	eval '[[ " $out " == *" $$ "* && " $out " != *" default "* ]]'
+out=$(complete_words zerosleep -p "")
+check "completion: -p, then a policy or a PID" \
+	eval '[[ " $out " == *" full-slack "* && " $out " == *" 1 "* ]]'
 
 check "make uninstall" \
 	run "$MAKE" -C "$src" --no-print-directory O="$B" PREFIX=$prefix \
@@ -293,6 +327,38 @@ help=$("$MAKE" -s -C "$top" --no-print-directory help)
 check "make help lists lib, install and uninstall" \
 	eval 'grep -q "^ *make lib " <<<"$help" && grep -q "^ *make install " <<<"$help" &&
 	      grep -q "^ *make uninstall " <<<"$help"'
+
+# ---- ldconfig, only where it helps ---------------------------------------
+
+# A fake ldconfig first in PATH: it notes each run that would change the
+# cache, and answers the directory listing (-v -N -X) as the real one does.
+mkdir -p "$D/fakebin"
+cat >"$D/fakebin/ldconfig" <<END
+#!/bin/sh
+[ "\$*" = "-v -N -X" ] && exec $(command -v ldconfig || echo /sbin/ldconfig) "\$@"
+echo ran >>"$D/ldconfig-ran"
+END
+chmod 755 "$D/fakebin/ldconfig"
+ldc() { rm -f "$D/ldconfig-ran"; PATH=$D/fakebin:$PATH "$src/ldconfig.sh" "$@" 2>&1; }
+system_dir=$(ldconfig -v -N -X 2>/dev/null | sed -n 's/^\(\/[^:]*\):.*/\1/p' | head -n 1)
+out=$(ldc install "$D/nowhere/lib")
+check "make install to a LIBDIR outside the linker's path runs no ldconfig and says to set LD_LIBRARY_PATH or ld.so.conf.d" \
+	eval '[[ ! -e $D/ldconfig-ran && $out == *"LD_LIBRARY_PATH=$D/nowhere/lib"* &&
+	        $out == *"/etc/ld.so.conf.d/"* ]] || { echo "$out" >"$D/log"; false; }'
+out=$(ldc install "$system_dir" "$D/staging")
+check "with a DESTDIR, no ldconfig and no message" \
+	eval '[[ ! -e $D/ldconfig-ran && -z $out ]]'
+out=$(ldc install "$system_dir")
+if [[ $(id -u) == 0 ]]; then
+	check "make install as root to $system_dir, which ldconfig scans, runs ldconfig" \
+		eval '[[ -e $D/ldconfig-ran && $out == ldconfig ]] || { echo "$out" >"$D/log"; false; }'
+else
+	check "make install as a user to $system_dir, which ldconfig scans, asks for ldconfig as root" \
+		eval '[[ ! -e $D/ldconfig-ran && $out == *"run ldconfig as root"* ]]'
+fi
+out=$(ldc uninstall "$D/nowhere/lib")
+check "make uninstall from a LIBDIR outside the linker's path runs no ldconfig" \
+	eval '[[ ! -e $D/ldconfig-ran && -z $out ]]'
 
 echo "1..$n"
 ((failed == 0))

@@ -347,6 +347,101 @@ static int work_badptr(void)
 	return 0;
 }
 
+/*
+ * System calls per zero-length sleep, under strace: a getppid() marks the
+ * start of each kind, SYSCALL_CALLS calls of it follow, and a last
+ * getppid() ends them.  The requests are in static storage, which the
+ * preload must validate with a system call, except the last kind, a local.
+ */
+#define SYSCALL_CALLS	50
+#define SYSCALL_KINDS	7
+
+static const char *const syscall_kind[SYSCALL_KINDS] = {
+	"sleep(0)", "usleep(0)", "nanosleep(static {0,0})",
+	"clock_nanosleep(MONOTONIC, static {0,0})",
+	"clock_nanosleep(MONOTONIC, ABSTIME, static deadline 1 s ago)",
+	"thrd_sleep(static {0,0})", "nanosleep(local {0,0})",
+};
+
+static struct timespec static_zero = { 0, 0 }, static_past;
+
+static int work_syscalls(void)
+{
+	struct timespec local = { 0, 0 };
+	int k, i, failed = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &static_past);
+	static_past.tv_sec--;
+	for (k = 0; k < SYSCALL_KINDS; k++) {
+		syscall(SYS_getppid);
+		for (i = 0; i < SYSCALL_CALLS; i++) {
+			switch (k) {
+			case 0:
+				failed |= sleep(0) != 0;
+				break;
+			case 1:
+				failed |= usleep(0);
+				break;
+			case 2:
+				failed |= nanosleep(&static_zero, NULL);
+				break;
+			case 3:
+				failed |= clock_nanosleep(CLOCK_MONOTONIC, 0,
+							  &static_zero, NULL);
+				break;
+			case 4:
+				failed |= clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
+							  &static_past, NULL);
+				break;
+			case 5:
+				failed |= thrd_sleep(&static_zero, NULL);
+				break;
+			default:
+				failed |= nanosleep(&local, NULL);
+				break;
+			}
+		}
+	}
+	syscall(SYS_getppid);
+	printf("failed %d\n", failed);
+	return 0;
+}
+
+/*
+ * After fork() and _Fork(), the preload reads the child's memory, not its
+ * parent's: the child's static request is invalid ({0, -1}) while the
+ * parent's, at the same address, is a valid zero-length one, so a read of
+ * the parent's gives 0 where the child must get EINVAL.  "HOW RESULT ERRNO"
+ * per line.  The parent waits, alive, until the child is done.
+ */
+static struct timespec fork_req = { 0, 0 };
+
+static int work_fork(void)
+{
+	static const char *const how[] = { "fork", "_Fork" };
+	int i, status, ret;
+	pid_t pid;
+
+	for (i = 0; i < 2; i++) {
+		fflush(stdout);
+		pid = i ? _Fork() : fork();
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			fork_req.tv_nsec = -1;
+			errno = 0;
+			ret = nanosleep(&fork_req, NULL);
+			printf("%s %d %d\n", how[i], ret, errno);
+			fflush(stdout);
+			_exit(0);
+		}
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			return 1;
+	}
+	return 0;
+}
+
 /* Two threads pinned to one CPU, each TURNS times: note who ran, sleep(0). */
 static int turns_log[2 * TURNS];
 static int turns_pos;
@@ -479,6 +574,10 @@ static int worker(const char *what)
 		ret = work_invalid();
 	else if (!strcmp(what, "badptr"))
 		ret = work_badptr();
+	else if (!strcmp(what, "syscalls"))
+		ret = work_syscalls();
+	else if (!strcmp(what, "fork"))
+		ret = work_fork();
 
 	else if (!strcmp(what, "turns"))
 		ret = work_turns();
@@ -898,6 +997,108 @@ static void test_invalid(void)
 	no_vm_readv = 0;
 }
 
+/*
+ * A zero-length sleep under the preload costs at most one system call (the
+ * validation of a request that is not on the caller's stack page), and
+ * sleep(0) and usleep(0) none: the worker runs under strace, and the calls
+ * between its getppid() markers are counted.
+ */
+static void check_syscalls(void)
+{
+	char trace[] = "/tmp/zs-preload-strace.XXXXXX", wrapper[128], line[512];
+	const char *old = getenv("PRELOAD_WRAPPER");
+	char *saved = old ? strdup(old) : NULL, *saved_asan, asan_opts[512];
+	const char *asan;
+	int counts[SYSCALL_KINDS + 1] = { 0 }, k = -1, fd, status, i, failed = -1;
+	FILE *f;
+
+	fd = mkstemp(trace);
+	if (fd < 0) {
+		ok(0, "a file for strace's output: %s", strerror(errno));
+		free(saved);
+		return;
+	}
+	close(fd);
+	snprintf(wrapper, sizeof(wrapper), "strace -qq -o %s", trace);
+	setenv("PRELOAD_WRAPPER", wrapper, 1);
+	/* LeakSanitizer cannot run under ptrace (check-sanitize). */
+	asan = getenv("ASAN_OPTIONS");
+	saved_asan = asan ? strdup(asan) : NULL;
+	if (asan) {
+		snprintf(asan_opts, sizeof(asan_opts), "%s:detect_leaks=0", asan);
+		setenv("ASAN_OPTIONS", asan_opts, 1);
+	}
+	status = run("syscalls", "return");
+	if (saved)
+		setenv("PRELOAD_WRAPPER", saved, 1);
+	else
+		unsetenv("PRELOAD_WRAPPER");
+	if (saved_asan)
+		setenv("ASAN_OPTIONS", saved_asan, 1);
+	free(saved);
+	free(saved_asan);
+	f = fopen(trace, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "getppid(", 8)) {
+			if (k < SYSCALL_KINDS)
+				k++;
+		} else if (k >= 0 && k < SYSCALL_KINDS && strchr(line, '(')) {
+			counts[k]++;
+		}
+	}
+	if (f)
+		fclose(f);
+	unlink(trace);
+	sscanf(out, "failed %d", &failed);
+	if (!ok(status == 0 && failed == 0 && k == SYSCALL_KINDS,
+		"ZEROSLEEP_POLICY=return under strace%s: the worker ran every "
+		"call, each returned 0 (status %d, %d markers)",
+		no_vm_readv ? ", no process_vm_readv" : "", status, k + 1))
+		show_output();
+	for (i = 0; i < SYSCALL_KINDS; i++)
+		ok(k == SYSCALL_KINDS &&
+		   counts[i] <= (i < 2 ? 0 : SYSCALL_CALLS),
+		   "ZEROSLEEP_POLICY=return%s: %d %s make %d system calls "
+		   "(at most %d)", no_vm_readv ? ", no process_vm_readv" : "",
+		   SYSCALL_CALLS, syscall_kind[i], counts[i],
+		   i < 2 ? 0 : SYSCALL_CALLS);
+}
+
+/* Also where process_vm_readv() is refused, as on the test guests'. */
+static void test_syscalls(void)
+{
+	check_syscalls();
+	no_vm_readv = 1;
+	check_syscalls();
+	no_vm_readv = 0;
+}
+
+/*
+ * After fork() and _Fork(), the preload validates the child's request, in
+ * the child's memory, not in its parent's.
+ */
+static void test_fork(void)
+{
+	static const char *const how[] = { "fork", "_Fork" };
+	char name[16];
+	int status, i, ret, e, found;
+	const char *p;
+
+	status = run("fork", "return");
+	for (i = 0; i < 2; i++) {
+		p = strstr(out, how[i]);
+		found = 0;
+		if (p && sscanf(p, "%15s %d %d", name, &ret, &e) == 3 &&
+		    !strcmp(name, how[i]))
+			found = 1;
+		if (!ok(status == 0 && found && ret == -1 && e == EINVAL,
+			"ZEROSLEEP_POLICY=return: in a child of %s(), nanosleep() "
+			"of the child's invalid request fails with EINVAL, though "
+			"the parent's at that address is {0, 0}", how[i]))
+			show_output();
+	}
+}
+
 /* Without process_vm_readv(), the policies still apply to every call. */
 static void test_no_vm_readv(void)
 {
@@ -1034,6 +1235,8 @@ int main(int argc, char **argv)
 	test_nonzero();
 	test_invalid();
 	test_no_vm_readv();
+	test_syscalls();
+	test_fork();
 	test_fullslack();
 	test_turns();
 	test_cancel();

@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# README's policy.py session, TAP on stdout: the program that README shows
+# after "$ cat policy.py", run with python3 on this host (a kernel
+# without the series) against the library that make lib built, must print
+# what README shows after "$ python3 policy.py".  The other sessions that
+# README quotes come from their own scripts: doc/loop-figures.sh,
+# qemu/strace-guest.sh, scripts/test-apply-series.sh.
+#
+# Environment: O, the build directory of libc-wrapper (default
+# build/libc-wrapper).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+B=${O:-$top/build/libc-wrapper}
+T=$(mktemp -d "${TMPDIR:-/tmp}/zerosleep-readme.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+
+# The lines of README's block that starts with "$ cat FILE", after it, up
+# to the next "$ " line (the program), then that line's output, up to the
+# closing fence.
+awk '$0 == "$ cat policy.py" { at = 1; next }
+     at == 1 && /^\$ python3 policy\.py/ { at = 2; next }
+     at == 1 { print > "'"$T/policy.py"'" }
+     at == 2 && /^```$/ { exit }
+     at == 2 { print > "'"$T/want"'" }' "$top/README.md"
+
+n=0 failed=0
+ok() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $2"
+	fi
+}
+[ -s "$T/policy.py" ] && [ -s "$T/want" ]
+ok $? "README shows policy.py ($(wc -l < "$T/policy.py") lines) and what it prints"
+(cd "$T" && LD_LIBRARY_PATH=$B${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 60 python3 policy.py) >"$T/got" 2>&1
+echo "# python3 policy.py printed (exit $?):"
+sed 's/^/#   /' "$T/got"
+cmp -s "$T/want" "$T/got"
+ok $? "README's policy.py prints on this host, without the series, what README shows"
+echo "1..$n"
+[ "$failed" = 0 ]
