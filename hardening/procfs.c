@@ -5,8 +5,8 @@
  * thread's zero-length sleep policy (PR_SET_TIMERSLACK_ZERO_POLICY).
  *
  * Read: the policy in decimal and a newline.  Write: "0" to "3", with an
- * optional trailing newline, at offset 0; anything else is EINVAL and
- * changes nothing.  A task may always read and write the files of its own
+ * optional trailing newline, at any file offset, as for timerslack_ns;
+ * anything else is EINVAL and changes nothing.  A task may always read and write the files of its own
  * thread group; another task's need CAP_SYS_NICE in that task's user
  * namespace, held by whoever opened the file (EPERM otherwise).  A task that
  * is gone gives ESRCH.  timerslack_ns follows the same opener rule.
@@ -297,6 +297,17 @@ static const struct {
 	{ "18446744073709551617", 20, "\"18446744073709551617\" (2^64 + 1)" },
 };
 
+static const struct offset_write {
+	const char *data, *desc;
+	off_t off;		/* < 0: with pwrite() at -off */
+	int policy;
+} offset_writes[] = {
+	{ "1", "\"1\" at offset 1", 1, ZS_RETURN },
+	{ "2\n", "\"2\\n\" at offset 4096", 4096, ZS_SCHEDULE },
+	{ "0", "\"0\" at offset 2", 2, ZS_DEFAULT },
+	{ "1", "\"1\" with pwrite() at offset 1", -1, ZS_RETURN },
+};
+
 static void check_bad_writes(struct __test_metadata *_metadata, const char *path)
 {
 	static const int bases[] = { ZS_FULL_SLACK, ZS_SCHEDULE };
@@ -310,10 +321,9 @@ static void check_bad_writes(struct __test_metadata *_metadata, const char *path
 	zeros[sizeof(zeros) - 1] = '1';	/* "000...0001": 1 after 4096 zeros */
 
 	for (b = 0; b < ARRAY_SIZE(bases); b++) {
-		for (i = 0; i < ARRAY_SIZE(bad_writes) + 6; i++) {
+		for (i = 0; i < ARRAY_SIZE(bad_writes) + 2; i++) {
 			const char *data, *desc;
 			size_t len;
-			off_t off = 0;
 
 			if (i < ARRAY_SIZE(bad_writes)) {
 				data = bad_writes[i].data;
@@ -323,36 +333,13 @@ static void check_bad_writes(struct __test_metadata *_metadata, const char *path
 				data = junk;
 				len = sizeof(junk);
 				desc = "4 KiB of junk";
-			} else if (i == ARRAY_SIZE(bad_writes) + 1) {
+			} else {
 				data = zeros;
 				len = sizeof(zeros);
 				desc = "4096 zeros and \"1\"";
-			} else if (i == ARRAY_SIZE(bad_writes) + 2) {
-				data = "1";
-				len = 1;
-				off = 1;
-				desc = "\"1\" at offset 1";
-			} else if (i == ARRAY_SIZE(bad_writes) + 3) {
-				data = "2\n";
-				len = 2;
-				off = 4096;
-				desc = "\"2\\n\" at offset 4096";
-			} else if (i == ARRAY_SIZE(bad_writes) + 4) {
-				data = "0";
-				len = 1;
-				off = 2;
-				desc = "\"0\" at offset 2";
-			} else {
-				/* seq_file refuses pwrite() with ESPIPE. */
-				data = "1";
-				len = 1;
-				off = -1;
-				desc = "\"1\" with pwrite() at offset 1";
 			}
 			SET_POLICY(bases[b]);
-			err = write_policy_at(path, data, len, off, &n);
-			if (off < 0 && err == ESPIPE)
-				err = EINVAL;
+			err = write_policy_at(path, data, len, 0, &n);
 			EXPECT_EQ(EINVAL, err)
 				TH_LOG("%s: write %s: %s (returned %zd), expected EINVAL", path,
 				       desc, access_str(err), n);
@@ -360,6 +347,21 @@ static void check_bad_writes(struct __test_metadata *_metadata, const char *path
 				TH_LOG("%s: write %s changed the policy from %d to %d", path, desc,
 				       bases[b], zs_get_policy());
 			EXPECT_READ(path, bases[b]);
+		}
+		/*
+		 * As with timerslack_ns, the file offset of a write does not
+		 * matter; seq_file refuses pwrite() with ESPIPE.
+		 */
+		for (i = 0; i < ARRAY_SIZE(offset_writes); i++) {
+			const struct offset_write *w = &offset_writes[i];
+
+			SET_POLICY(bases[b]);
+			err = write_policy_at(path, w->data, strlen(w->data), w->off, &n);
+			EXPECT_EQ(w->off < 0 ? ESPIPE : 0, err)
+				TH_LOG("%s: write %s: %s (returned %zd)", path, w->desc,
+				       access_str(err), n);
+			EXPECT_EQ(w->off < 0 ? bases[b] : w->policy, zs_get_policy())
+				TH_LOG("%s: write %s", path, w->desc);
 		}
 		/* A bad buffer faults, and changes nothing either. */
 		SET_POLICY(bases[b]);

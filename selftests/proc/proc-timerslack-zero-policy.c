@@ -4,9 +4,11 @@
  * gives the value and a newline, a valid value written with or without a
  * newline sets it, anything else fails with EINVAL, and a task that has gone
  * gives ESRCH.  A task may use its own file (timerslack_zero_policy: those of
- * its thread group); another task's file needs CAP_SYS_NICE.  Both rights are
- * the opener's: a descriptor passed on, even to the target, carries no more.
- * The permission tests need root, to act as nobody.
+ * its thread group) through a descriptor that it opened itself.  Any other use
+ * needs CAP_SYS_NICE of the descriptor's opener, and of its user unless that is
+ * the target: a descriptor passed on, even to or from the target, carries no
+ * more than its opener's rights.  The permission tests need root, to act as
+ * other users.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -92,13 +94,16 @@ static const char *get(pid_t pid, const char *name, char *buf)
 	return err ? strerror(err) : buf;
 }
 
-/* fork(); the child becomes nobody (65534), without capabilities, and dies with us. */
-static pid_t fork_nobody(void)
+#define NOBODY		65534
+#define STRANGER	65533
+
+/* fork(); the child becomes @uid, without capabilities, and dies with us. */
+static pid_t fork_as(uid_t uid)
 {
 	pid_t pid = fork();
 
-	if (pid == 0 && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-			 setresuid(65534, 65534, 65534) ||
+	if (pid == 0 && (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+			 setresuid(uid, uid, uid) ||
 			 prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL) ||
 			 prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL)))
 		_exit(100);
@@ -131,6 +136,15 @@ TEST_F(file, read_and_write)
 			TH_LOG("write \"%s\"", variant->bad[i]);
 		EXPECT_STREQ(variant->want[1], get(me, variant->name, buf));
 	}
+	/* As for timerslack_ns, the file offset of a write does not matter. */
+	wfd = proc_open(me, variant->name, O_WRONLY);
+	ASSERT_LE(0, wfd);
+	ASSERT_EQ(5, lseek(wfd, 5, SEEK_SET));
+	EXPECT_EQ((ssize_t)strlen(variant->value[0]),
+		  write(wfd, variant->value[0], strlen(variant->value[0])));
+	EXPECT_STREQ(variant->want[0], get(me, variant->name, buf));
+	close(wfd);
+
 	/* The files of a task that has gone. */
 	pid = fork();
 	if (pid == 0)
@@ -168,11 +182,11 @@ TEST_F(file, permissions)
 	if (geteuid())
 		SKIP(return, "needs root, to act as nobody");
 	ASSERT_EQ(0, put(me, variant->name, variant->value[0]));
-	other = fork_nobody();
+	other = fork_as(NOBODY);
 	if (other == 0)
 		for (;;)
 			pause();
-	pid = fork_nobody();
+	pid = fork_as(NOBODY);
 	if (pid == 0) {
 		res[0] = put(me, variant->name, variant->value[1]);
 		fd = proc_open(me, variant->name, O_RDONLY);
@@ -219,46 +233,79 @@ static int pass_fd(int sock, int fd)
 }
 
 /*
- * A process of nobody's opens this process's file and its own, and passes
- * both descriptors here.  Through the first, this process, the target itself,
- * may neither read nor write.  The second, and one that this process opens
- * with CAP_SYS_NICE on nobody's file, work in another process of nobody's.
+ * A process of nobody's, the target, opens its own file and this process's,
+ * and passes both descriptors here.  Through the first, this process, the
+ * target of it, may neither read nor write.  The second may be used by its
+ * opener only: not by a process of another user, nor by this one, which has
+ * CAP_SYS_NICE but got the descriptor from a process without it.  A
+ * descriptor that this process opens on the target's file works in a child
+ * of root's, but not in one of another user's, which lacks CAP_SYS_NICE.
  */
 TEST_F(file, passed_descriptors)
 {
 	pid_t me = getpid(), target, pid;
-	int sv[2], fd[3], i;	/* nobody's of our file, of its own, ours of its */
+	int *res = self->res, sv[2], fd[3];	/* nobody's of our file, of its own; ours of its */
 	char buf[16];
+	int i;
 
 	if (geteuid())
-		SKIP(return, "needs root, to act as nobody");
+		SKIP(return, "needs root, to act as other users");
 	ASSERT_EQ(0, put(me, variant->name, variant->value[0]));
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-	target = fork_nobody();
+	target = fork_as(NOBODY);
 	if (target == 0) {
 		fd[0] = proc_open(me, variant->name, O_RDWR);
 		fd[1] = proc_open(getpid(), variant->name, O_RDWR);
 		if (fd[0] < 0 || fd[1] < 0 || pass_fd(sv[1], fd[0]) || pass_fd(sv[1], fd[1]))
 			_exit(1);
-		for (;;)
-			pause();
+		/* When told to, use its own descriptor. */
+		if (read(sv[1], buf, 1) != 1)
+			_exit(2);
+		_exit(rw(fd[1], variant->value[1], NULL) ?: rw(fd[1], NULL, buf) ?:
+		      strcmp(buf, variant->want[1]) ? 3 : 0);
 	}
 	close(sv[1]);
 	fd[0] = pass_fd(sv[0], -1);
 	fd[1] = pass_fd(sv[0], -1);
 	fd[2] = proc_open(target, variant->name, O_RDWR);
 	ASSERT_TRUE(fd[0] >= 0 && fd[1] >= 0 && fd[2] >= 0);
+	ASSERT_EQ(0, rw(fd[2], variant->value[0], NULL));
+
 	EXPECT_EQ(EPERM, rw(fd[0], variant->value[1], NULL)) TH_LOG("wrote through nobody's");
 	EXPECT_EQ(EPERM, rw(fd[0], NULL, buf)) TH_LOG("read through nobody's descriptor");
 	EXPECT_STREQ(variant->want[0], get(me, variant->name, buf));
-	for (i = 1; i < 3; i++) {	/* each changes the value */
-		pid = fork_nobody();
-		if (pid == 0)
-			_exit(rw(fd[i], variant->value[2 - i], NULL) ?: rw(fd[i], NULL, buf));
-		EXPECT_EQ(0, exit_status(pid)) TH_LOG("through fd[%d]", i);
-		EXPECT_STREQ(variant->want[2 - i], get(target, variant->name, buf));
+
+	memset(res, 0, 4 * sizeof(*res));
+	pid = fork_as(STRANGER);
+	if (pid == 0) {
+		res[0] = rw(fd[1], variant->value[1], NULL);
+		res[1] = rw(fd[1], NULL, buf);
+		res[2] = rw(fd[2], variant->value[1], NULL);
+		res[3] = rw(fd[2], NULL, buf);
+		_exit(0);
 	}
-	kill(target, SIGKILL);
+	EXPECT_EQ(0, exit_status(pid));
+	EXPECT_EQ(EPERM, res[0]) TH_LOG("a stranger wrote through the target's own descriptor");
+	EXPECT_EQ(EPERM, res[1]) TH_LOG("a stranger read through the target's own descriptor");
+	EXPECT_EQ(EPERM, res[2]) TH_LOG("a stranger wrote through root's descriptor");
+	EXPECT_EQ(EPERM, res[3]) TH_LOG("a stranger read through root's descriptor");
+	EXPECT_EQ(EPERM, rw(fd[1], variant->value[1], NULL)) TH_LOG("root wrote through it");
+	EXPECT_EQ(EPERM, rw(fd[1], NULL, buf)) TH_LOG("root read through the target's own");
+	EXPECT_STREQ(variant->want[0], get(target, variant->name, buf));
+
+	pid = fork();
+	if (pid == 0)
+		_exit(rw(fd[2], variant->value[1], NULL) ?: rw(fd[2], NULL, buf));
+	EXPECT_EQ(0, exit_status(pid)) TH_LOG("root's child through root's descriptor");
+	EXPECT_STREQ(variant->want[1], get(target, variant->name, buf));
+	ASSERT_EQ(0, rw(fd[2], variant->value[0], NULL));
+
+	/* The target still uses its own. */
+	ASSERT_EQ(1, write(sv[0], "", 1));
+	EXPECT_EQ(0, exit_status(target)) TH_LOG("the target through its own descriptor");
+	for (i = 0; i < 3; i++)
+		close(fd[i]);
+	close(sv[0]);
 }
 
 TEST_HARNESS_MAIN

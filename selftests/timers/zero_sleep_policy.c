@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 
 #include "../kselftest_harness.h"
 #include "zero_sleep_policy.h"
@@ -262,6 +263,39 @@ TEST_F(sleep, zero_or_not)
 		ASSERT_LE(CALLS, yielded) TH_LOG("the peer never became eligible");
 		EXPECT_LE(yielded / 2, scheduled) TH_LOG("SCHEDULE yielded");
 	}
+}
+
+static void on_alarm(int sig)
+{
+}
+
+/*
+ * FULL_SLACK sleeps until the end of the slack, which saturates as the
+ * kernel's own does: with the largest slack a zero-length sleep, relative
+ * or absolute, lasts until a signal ends it with EINTR.
+ */
+TEST(full_slack_saturates)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct timespec zero = { 0, 0 }, now;
+	int ret;
+
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, zs_set_slack(~0UL));
+	ASSERT_EQ(~0UL, (unsigned long)prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL));
+	ASSERT_EQ(0, zs_set_policy(PR_TIMERSLACK_ZERO_FULL_SLACK));
+
+	alarm(1);
+	ret = syscall(SYS_nanosleep, &zero, NULL);
+	EXPECT_EQ(-1, ret) TH_LOG("nanosleep({0, 0}) returned before the signal");
+	EXPECT_EQ(EINTR, errno);
+
+	ASSERT_EQ(0, clock_gettime(CLOCK_MONOTONIC, &now));
+	alarm(1);
+	ret = syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &now, NULL);
+	EXPECT_EQ(-1, ret) TH_LOG("an absolute deadline of now returned before the signal");
+	EXPECT_EQ(EINTR, errno);
+	alarm(0);
 }
 
 int main(int argc, char **argv)
