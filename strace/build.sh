@@ -16,18 +16,22 @@
 # user's machine has no ../shared: there the script says so and stops.
 #
 # A git tree must be bootstrapped before it is configured.  strace's
-# ./bootstrap generates some 800 xlat headers, one shell pipeline each:
-# ten minutes of both cores under a kernel build, always with the same
-# result for the same tarball.  So the headers of the unpatched tree are
-# generated once per tarball and kept in a cache shared by the clones
-# (ZEROSLEEP_TREE_CACHE, as scripts/tree.sh; 0 turns it off), then the
-# series is applied and only the xlat files that it touches are generated
-# again; the rest of ./bootstrap runs as it is.  The configure results
-# (config.cache) are kept there too, keyed on the configure script and the
-# compiler.  Only src/ is built; the tests build only their programs.
+# ./bootstrap generates some 800 xlat headers, one shell pipeline each
+# (six to ten minutes of both cores beside a kernel build), then links
+# its test directories and runs autoreconf (one to two minutes), always
+# with the same result for the same input.  So, in a cache shared by the
+# clones (ZEROSLEEP_TREE_CACHE, as scripts/tree.sh; 0 turns it off):
+# - the xlat headers of the unpatched tree, once per tarball: a changed
+#   series has only the xlat files it touches generated again, and the
+#   rest of ./bootstrap runs as it is;
+# - the bootstrapped tree of the latest key (below), about 45 MB;
+# - configure's results (config.cache), keyed on the configure script and
+#   the compiler.
+# Only src/ is built; the tests build only their own programs.
 #
-# The build under build/strace is reused while the tarball, the patches
-# and this script are unchanged.  Output: build/strace/obj/src/strace.
+# The build under build/strace is reused while the tarball, the patches,
+# autoconf, automake and this script are unchanged (the key).  Output:
+# build/strace/obj/src/strace.
 set -eu -o pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,7 +53,7 @@ die() { echo "strace/build.sh: $*" >&2; exit 1; }
 
 have() {
 	[ -r "$tarball" ] && return 0
-	echo "no strace 7.2 source tree at $tarball (../shared/upstream): not built"
+	echo "no strace 7.2 source tree (${STRACE_TARBALL:-../shared/upstream/strace-7.2.tar.xz}), so no strace is built"
 	return 1
 }
 
@@ -154,7 +158,10 @@ configure() {
 	cached=${cache:+$cache/strace-config-v1-$sum.cache}
 	cp "$cached" config.cache 2> /dev/null || true
 	msg "configuring"
-	"$tree/configure" -q --cache-file=config.cache \
+	# No dependency tracking: its stubs for the thousands of test
+	# programs took config.status minutes, and a changed key rebuilds
+	# everything anyway.
+	"$tree/configure" -q --cache-file=config.cache --disable-dependency-tracking \
 		--enable-mpers=no --disable-stacktrace --without-libselinux \
 		> "$out/configure.log" 2>&1 ||
 		die "configure failed, see $out/configure.log"
@@ -164,14 +171,27 @@ configure() {
 }
 
 build() {
-	local k
+	local k cached
 	k=$(key)
 	if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$k" ] && [ -x "$obj/src/strace" ]; then
 		return 0
 	fi
 	rm -rf "$tree" "$obj" "$out/stamp"
 	mkdir -p "$out"
-	bootstrap
+	# The bootstrapped tree depends on the key only: a clean clone takes
+	# it from the cache, which keeps the latest one.
+	cached=${cache:+$cache/strace-tree-v1-$k.tar}
+	if [ -n "$cached" ] && [ -r "$cached" ] && mkdir -p "$tree" && tar -C "$tree" -xf "$cached"; then
+		msg "bootstrapped tree from $cached"
+	else
+		bootstrap
+		if [ -n "$cached" ] && mkdir -p "$cache" && tar -C "$tree" -cf "$cached.tmp.$$" .; then
+			rm -f "$cache"/strace-tree-v1-*.tar
+			mv "$cached.tmp.$$" "$cached"
+		else
+			rm -f "$cached.tmp.$$"
+		fi
+	fi
 	configure
 	msg "building src/strace"
 	# "all": the first rule of src/Makefile is not its default target.
