@@ -82,14 +82,17 @@ xlat_vanilla() {
 		return 0
 	fi
 	msg "generating strace's xlat headers (once per tarball)"
-	ls -a src/xlat > "$out/xlat.before"
 	./src/xlat/gen.sh > "$out/xlat.log" 2>&1 ||
 		die "src/xlat/gen.sh failed, see $out/xlat.log"
 	[ -n "$cached" ] || return 0
 	mkdir -p "$cache"
-	ls -a src/xlat | grep -v -x -F -f "$out/xlat.before" |
-		tar -C src/xlat -cf "$cached.tmp.$$" -T - &&
-		mv "$cached.tmp.$$" "$cached" || rm -f "$cached.tmp.$$"
+	# What gen.sh made: the files of src/xlat that git does not track.
+	if git ls-files -o -- src/xlat | sed 's|^src/xlat/||' |
+	   tar -C src/xlat -cf "$cached.tmp.$$" -T -; then
+		mv "$cached.tmp.$$" "$cached"
+	else
+		rm -f "$cached.tmp.$$"
+	fi
 }
 
 xlat_series() {
