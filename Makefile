@@ -10,7 +10,7 @@
 #   make run CMD=.. run a command in the guest, exit with its status
 #   make series     regenerate series/X.Y/ from the kernel tree in build/
 #   make bench      benchmark vanilla and patched 6.12 and 7.3
-#   make strace     build strace with strace/series and run its new tests
+#   make strace     build strace 7.2 with strace/series and run its new tests
 #
 #   make lib        build libzerosleep, the preload fallback and the launcher
 #                   into build/libc-wrapper (no kernel); says where they are
@@ -145,7 +145,8 @@ test-debug:
 bench: lib
 	@bench/bench.sh
 
-# Debian's strace with strace/series, reused while nothing changed.
+# strace 7.2 (../shared/upstream) with strace/series, reused while nothing
+# changed.
 strace: deps
 	@strace/build.sh check
 

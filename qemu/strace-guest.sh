@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # In the guest: trace a zero-length sleep under the launcher with the
-# strace that strace/build.sh patched, and check that strace names the
+# strace 7.2 that strace/build.sh patched, and check that strace names the
 # new prctl and its policy.  The time of every sleep is printed too: this
 # is the line that README shows.  The distribution's strace, which does
 # not know the options, is run first for comparison.  TAP on stdout.
@@ -18,8 +18,9 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 if [ ! -x "$strace" ]; then
-	# make test builds it on the host first and reports a failed build.
-	echo "1..0 # SKIP no patched strace at $strace (make strace)"
+	# make test builds it on the host first and reports a failed build;
+	# without strace's source tree it says so and builds none.
+	echo "1..0 # SKIP no patched strace at $strace (make strace, which needs ../shared/upstream/strace-7.2.tar.xz)"
 	exit 0
 fi
 echo "1..6"

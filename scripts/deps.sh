@@ -22,10 +22,13 @@ pkgs=(
 	# compiler cache for the kernels, hygiene and strace (optional: builds
 	# work the same without it)
 	ccache
-	# strace with the new prctl decoders (strace/build.sh)
-	dpkg-dev debian-archive-keyring autoconf automake
+	# strace 7.2 from its git tree (strace/build.sh): ./bootstrap needs
+	# autoconf, automake and gawk (strace's INSTALL-git.md)
+	autoconf automake gawk
+	# Debian's archive key (scripts/fetch-linux-source.sh)
+	debian-archive-keyring
 	# the Debian packages of debian/ (scripts/test-debian.sh)
-	debhelper lintian
+	dpkg-dev debhelper lintian
 )
 missing=()
 for p in "${pkgs[@]}"; do
