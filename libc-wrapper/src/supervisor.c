@@ -643,14 +643,14 @@ static void on_signal(struct supervisor *s)
 		}
 		/*
 		 * The terminal's signals (SI_KERNEL) reached the command too:
-		 * it is in our process group.  So did those that a member of
-		 * the group sent to the whole group.
+		 * it is in our process group.  (A signal that another process
+		 * sends to the whole group reaches it twice: from the sender
+		 * and from us; kill(1) cannot tell us which it was.)
 		 */
 		if (si.ssi_code > 0 || s->done)
 			continue;
 		sender = (pid_t)si.ssi_pid;
-		if (sender == getpid() || sender == s->child ||
-		    (sender > 0 && getpgid(sender) == getpgrp()))
+		if (sender == getpid() || sender == s->child)
 			continue;
 		if (si.ssi_code == SI_QUEUE) {
 			union sigval v;

@@ -730,8 +730,11 @@ static int use_supervisor(int which, const char *command, const char *file,
 		return 0;
 	path = find_preload(buf, sizeof(buf));
 	if (!unreachable(file, path ? path : "", why, sizeof(why), &secure)) {
-		/* The preload reaches it: unless the supervisor is asked for. */
-		if (which == FALLBACK_AUTO && path)
+		/*
+		 * The preload reaches it: unless the supervisor is asked for.
+		 * (fallback() says so if it is not installed.)
+		 */
+		if (which == FALLBACK_AUTO)
 			return 0;
 		why[0] = '\0';
 	}

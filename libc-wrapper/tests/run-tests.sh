@@ -84,6 +84,19 @@ part test-lib "${wrapper[@]}" "$B/test-lib"
 part test-internal "${wrapper[@]}" "$B/test-internal"
 part test-preload "${wrapper[@]}" "$B/test-preload"
 part test-cli "$here/test-cli.sh"
+# The supervised fallback: only on a kernel without the series, where the
+# launcher starts it.  zerosleep-early answers full-slack with its own
+# timers, as on a kernel whose zero-length sleep returns early.
+if [[ $mode == unsupported ]]; then
+	read -ra cli <<<"${CLI_WRAPPER:-}"
+	for policy in return schedule full-slack; do
+		part "supervised-$policy" "${cli[@]}" "$B/zerosleep" -q "$policy" \
+			"$B/test-supervised" "$policy"
+	done
+	part supervised-full-slack-timers "${cli[@]}" "$B/zerosleep-early" -q \
+		full-slack "$B/test-supervised" full-slack
+	part test-supervisor "$here/test-supervisor.sh"
+fi
 
 echo "1..$n"
 if ((failed)); then

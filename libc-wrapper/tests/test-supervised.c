@@ -16,6 +16,8 @@
  *                                     count to FILE, exit 0
  *   test-supervised pgrp              print "same" if its process group is
  *                                     its parent's
+ *   test-supervised listener          install a seccomp filter with a
+ *                                     listener; print "0" or the errno name
  *
  * "Returns at once" and "sleeps" are told apart by a ratio: at a timer
  * slack of 20 ms, a sleep of 1 ns lasts about 20 ms (the kernel has no
@@ -32,6 +34,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -490,6 +494,18 @@ int main(int argc, char **argv)
 	self = argv[0];
 	if (argc == 2 && strcmp(argv[1], "pgrp") == 0) {
 		printf("%s\n", getpgid(getppid()) == getpgrp() ? "same" : "other");
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "listener") == 0) {
+		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K,
+						    SECCOMP_RET_ALLOW);
+		struct sock_fprog prog = { .len = 1, .filter = &allow };
+		long fd;
+
+		prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L);
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+		printf("%s\n", fd >= 0 ? "0" : strerrorname_np(errno));
 		return 0;
 	}
 	if (argc == 2) {
