@@ -8,6 +8,7 @@
 #   make run CMD=.. run a command in the guest, exit with its status
 #   make series     regenerate series/X.Y/ from the kernel tree in build/
 #   make bench      benchmark vanilla and patched 6.12 and 7.3
+#   make bench-supervisor  the launcher's supervised fallback, on this host
 #   make strace     build strace with strace/series and run its new tests
 #
 #   make lib        build libzerosleep, the preload fallback and the launcher
@@ -51,7 +52,7 @@ KHDR     := $(KOBJ)/usr/include
 KSFT_OUT := $(BUILD)/selftests$(KSUFFIX)
 CC       ?= cc
 
-.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench hardening \
+.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench bench-supervisor hardening \
 	series check-series check-uapi uapi checkpatch install uninstall loop-figures clean distclean help strace
 
 all: kernel selftests lib demo-progs
@@ -137,6 +138,10 @@ test-debug:
 
 bench: lib
 	@bench/bench.sh
+
+# No kernel: the supervised fallback on the host's own.
+bench-supervisor:
+	@bench/supervisor.sh
 
 # Debian's strace with strace/series, reused while nothing changed.
 strace: deps

@@ -12,8 +12,10 @@
  *                                     MS ms, writing "ok" or "not ok" to FILE
  *   test-supervised exit N            exit with status N
  *   test-supervised kill SIGNAL       kill itself with SIGNAL (a number)
- *   test-supervised catch SIGNAL FILE count SIGNAL for a second, write the
- *                                     count to FILE, exit 0
+ *   test-supervised catch SIGNAL FILE count SIGNAL: create FILE.ready once
+ *                                     it is caught, wait 1 s, or 300 ms
+ *                                     after the first, then write the count
+ *                                     to FILE and exit 0
  *   test-supervised pgrp              print "same" if its process group is
  *                                     its parent's
  *   test-supervised listener          install a seccomp filter with a
@@ -538,14 +540,20 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && strcmp(argv[1], "catch") == 0) {
 		struct sigaction sa;
-		struct timespec second = { 1, 0 };
+		struct timespec wait = { 1, 0 }, grace = { 0, 300000000 };
+		char ready[4096];
 		FILE *f;
 
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_alarm;
 		sigaction(atoi(argv[2]), &sa, NULL);
-		while (nanosleep(&second, &second) < 0 && errno == EINTR)
-			;
+		snprintf(ready, sizeof(ready), "%s.ready", argv[3]);
+		f = fopen(ready, "w");
+		if (!f || fclose(f))
+			return 2;
+		if (nanosleep(&wait, NULL) < 0 && errno == EINTR)
+			while (nanosleep(&grace, &grace) < 0 && errno == EINTR)
+				;
 		f = fopen(argv[3], "w");
 		if (!f)
 			return 2;

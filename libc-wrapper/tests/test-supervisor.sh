@@ -130,7 +130,7 @@ check "the command is in the launcher's process group (the terminal's job)" \
 
 "${wrapper[@]}" "$ZS" -q return "$TS" catch 10 "$T/usr1" &
 pid=$!
-sleep 0.3
+wait_for test -e "$T/usr1.ready"
 kill -USR1 "$pid"
 wait "$pid"
 rc=$?
@@ -139,7 +139,7 @@ check "SIGUSR1 sent to the launcher reaches the command, once" \
 
 "${wrapper[@]}" "$ZS" -q return "$TS" catch 12 "$T/none" &
 pid=$!
-sleep 0.3
+wait_for test -e "$T/none.ready"
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
@@ -153,7 +153,10 @@ zs, ts, out = sys.argv[1:]
 pid, fd = pty.fork()
 if pid == 0:
     os.execv(zs, [zs, "-q", "return", ts, "catch", "2", out])
-time.sleep(0.4)
+for _ in range(100):
+    if os.path.exists(out + ".ready"):
+        break
+    time.sleep(0.1)
 os.write(fd, b"\x03")
 try:
     while os.read(fd, 1024):
@@ -167,7 +170,7 @@ check "Ctrl-C on the terminal: SIGINT reaches the command once" \
 
 "${wrapper[@]}" "$ZS" -q return "$TS" catch 12 "$T/stop" &
 pid=$!
-sleep 0.3
+wait_for test -e "$T/stop.ready"
 child=$(<"/proc/$pid/task/$pid/children")
 child=${child%% *}
 kill -STOP "$child"
