@@ -13,9 +13,9 @@
  *   test-supervised exit N            exit with status N
  *   test-supervised kill SIGNAL       kill itself with SIGNAL (a number)
  *   test-supervised catch SIGNAL FILE count SIGNAL: create FILE.ready once
- *                                     it is caught, wait 1 s, or 300 ms
- *                                     after the first, then write the count
- *                                     to FILE and exit 0
+ *                                     it is caught, wait 1 s, or until
+ *                                     400 ms have passed without one, then
+ *                                     write the count to FILE and exit 0
  *   test-supervised pgrp              print "same" if its process group is
  *                                     its parent's
  *   test-supervised listener          install a seccomp filter with a
@@ -188,8 +188,8 @@ static int zero_returns(void)
  * *@median and *@ref are their medians.  @at_once: it returns at once
  * under every policy (full-slack's slack has passed too).
  */
-static int behaves(call_fn fn, int i, int at_once, long long *median,
-		   long long *ref, int *err)
+static int behaves_once(call_fn fn, int i, int at_once, long long *median,
+			long long *ref, int *err)
 {
 	*ref = median_of(fn, i, 1, err);
 	if (*err)
@@ -200,6 +200,14 @@ static int behaves(call_fn fn, int i, int at_once, long long *median,
 	if (at_once || zero_returns())
 		return *median * 8 < *ref;
 	return *median * 4 > *ref;
+}
+
+/* A second measurement when the first fails: the host may be loaded. */
+static int behaves(call_fn fn, int i, int at_once, long long *median,
+		   long long *ref, int *err)
+{
+	return behaves_once(fn, i, at_once, median, ref, err) ||
+	       behaves_once(fn, i, at_once, median, ref, err);
 }
 
 static void check_zero(const char *what, call_fn fn, int i, int at_once)
@@ -540,7 +548,7 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && strcmp(argv[1], "catch") == 0) {
 		struct sigaction sa;
-		struct timespec wait = { 1, 0 }, grace = { 0, 300000000 };
+		struct timespec wait = { 1, 0 }, grace = { 0, 400000000 };
 		char ready[4096];
 		FILE *f;
 
@@ -551,9 +559,8 @@ int main(int argc, char **argv)
 		f = fopen(ready, "w");
 		if (!f || fclose(f))
 			return 2;
-		if (nanosleep(&wait, NULL) < 0 && errno == EINTR)
-			while (nanosleep(&grace, &grace) < 0 && errno == EINTR)
-				;
+		while (nanosleep(&wait, NULL) < 0 && errno == EINTR)
+			wait = grace;
 		f = fopen(argv[3], "w");
 		if (!f)
 			return 2;

@@ -82,6 +82,14 @@ wait_for() {
 }
 state_of() { local s; s=$(<"/proc/$1/stat") && s=${s##*) } && echo "${s%% *}"; }
 stopped() { [[ $(state_of "$1") == T ]]; }
+gone() { [[ $(state_of "$1" 2>/dev/null) == Z || ! -e /proc/$1 ]]; }
+# reap PID [CHILD]: its status in rc, once it ends; killed (with CHILD)
+# when it has not ended within 10 s, so that a failure never hangs.
+reap() {
+	wait_for gone "$1" || kill -KILL "${2:-$1}" "$1" 2>/dev/null
+	wait "$1"
+	rc=$?
+}
 
 # ---- which fallback ---------------------------------------------------------
 
@@ -132,8 +140,7 @@ check "the command is in the launcher's process group (the terminal's job)" \
 pid=$!
 wait_for test -e "$T/usr1.ready"
 kill -USR1 "$pid"
-wait "$pid"
-rc=$?
+reap "$pid"
 check "SIGUSR1 sent to the launcher reaches the command, once" \
 	eval 'status_is 0 && [[ $(<"$T/usr1") == 1 ]]'
 
@@ -141,8 +148,7 @@ check "SIGUSR1 sent to the launcher reaches the command, once" \
 pid=$!
 wait_for test -e "$T/none.ready"
 kill -TERM "$pid"
-wait "$pid"
-rc=$?
+reap "$pid"
 check "SIGTERM sent to the launcher kills the command, and the launcher of it" \
 	eval 'status_is 143 && [[ ! -e $T/none ]]'
 
@@ -157,7 +163,9 @@ for _ in range(100):
     if os.path.exists(out + ".ready"):
         break
     time.sleep(0.1)
-os.write(fd, b"\x03")
+for _ in range(3):
+    os.write(fd, b"\x03")
+    time.sleep(0.1)
 try:
     while os.read(fd, 1024):
         pass
@@ -165,8 +173,8 @@ except OSError:
     pass
 os.waitpid(pid, 0)
 PY
-check "Ctrl-C on the terminal: SIGINT reaches the command once" \
-	eval '[[ -e $T/int && $(<"$T/int") == 1 ]]'
+check "Ctrl-C three times on the terminal: SIGINT reaches the command three times, not more" \
+	eval '[[ -e $T/int && $(<"$T/int") == 3 ]]'
 
 "${wrapper[@]}" "$ZS" -q return "$TS" catch 12 "$T/stop" &
 pid=$!
@@ -177,8 +185,7 @@ kill -STOP "$child"
 check "the command stopped: the launcher stops too (the shell sees the job stop)" \
 	wait_for stopped "$pid"
 kill -CONT "$pid"
-wait "$pid"
-rc=$?
+reap "$pid" "$child"
 check "SIGCONT to the launcher continues the command, which ends normally" \
 	eval 'status_is 0 && [[ $(<"$T/stop") == 0 ]]'
 
