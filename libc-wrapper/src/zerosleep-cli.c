@@ -90,7 +90,8 @@ static void usage(void)
 "                   (default: preload for dynamically linked programs,\n"
 "                   the seccomp supervisor for the rest)\n"
 "     --run-anyway  run COMMAND without the policy when the fallback cannot\n"
-"                   reach it (static, set-user-ID); otherwise exit 125\n"
+"                   reach it (set-user-ID; static with --fallback=preload);\n"
+"                   otherwise exit 125\n"
 " -h, --help        display this help\n"
 " -V, --version     display version\n"
 "\n"
@@ -919,10 +920,19 @@ int main(int argc, char **argv)
 		if (!file)
 			return exec_failed(argv[optind], errno);
 		if (policy != ZEROSLEEP_DEFAULT &&
-		    use_supervisor(which, argv[optind], file, run_anyway))
+		    use_supervisor(which, argv[optind], file, run_anyway)) {
+			/* A preload inherited from an outer launcher: told too. */
+			if (preload_loaded() &&
+			    setenv("ZEROSLEEP_POLICY",
+				   zerosleep_policy_name(policy), 1) < 0) {
+				fprintf(stderr, PROG ": cannot set the "
+					"environment: %s\n", strerror(errno));
+				return EXIT_FAIL;
+			}
 			return zs_supervise(policy, argv + optind,
 					    zs_supervisor_privileged() ?
 					    ZS_SUP_PRIVILEGED : 0);
+		}
 		fallback(policy, argv[optind], file, run_anyway);
 	}
 
