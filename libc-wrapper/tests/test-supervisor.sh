@@ -190,11 +190,20 @@ check "SIGCONT to the launcher continues the command, which ends normally" \
 	eval 'status_is 0 && [[ $(<"$T/stop") == 0 ]]'
 
 # A descendant that outlives the command keeps the policy.
-zs -q --fallback=supervisor return /bin/sh -c "$TS probe return 500 $T/bg &"
+zs -q --fallback=supervisor return /bin/sh -c "$TS probe return 2000 $T/bg &"
 check "the launcher ends with the command, before its background child" \
 	eval 'status_is 0 && [[ ! -e $T/bg ]]'
 check "the background child keeps the policy after the launcher ended" \
 	eval 'wait_for test -s "$T/bg" && [[ $(<"$T/bg") == ok ]]'
+
+# An outer launcher's preload, inherited, is told the inner policy.
+last_args="(under an outer preload) --fallback=supervisor return sh"
+LD_PRELOAD=$B/libzerosleep-preload.so ZEROSLEEP_POLICY=full-slack \
+	"${wrapper[@]}" "$ZS" -q --fallback=supervisor return /bin/sh -c \
+	'echo "$ZEROSLEEP_POLICY"' >"$T/out" 2>"$T/err"
+rc=$?
+check "a preload inherited from an outer launcher gets the supervised policy" \
+	eval 'status_is 0 && stdout_is return-immediately'
 
 # ---- what cannot run under it ---------------------------------------------
 
