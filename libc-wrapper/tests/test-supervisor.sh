@@ -176,6 +176,41 @@ PY
 check "Ctrl-C three times on the terminal: SIGINT reaches the command three times, not more" \
 	eval '[[ -e $T/int && $(<"$T/int") == 3 ]]'
 
+# Ctrl-Z and fg in an interactive shell on a pseudo-terminal.
+"$PYTHON" - "$ZS" "$TS" "$T/job" <<'PY' >"$T/out" 2>"$T/err"
+import os, pty, select, sys, time
+zs, ts, out = sys.argv[1:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"],
+               dict(os.environ, PS1="$ "))
+def until(pattern):
+    seen, end = b"", time.time() + 10
+    while time.time() < end and pattern not in seen:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+    return pattern in seen
+until(b"$ ")
+os.write(fd, ("%s -q return %s catch 12 %s\n" % (zs, ts, out)).encode())
+for _ in range(100):
+    if os.path.exists(out + ".ready"):
+        break
+    time.sleep(0.1)
+os.write(fd, b"\x1a")
+print("stopped" if until(b"Stopped") else "not stopped")
+os.write(fd, b"fg\n")
+os.write(fd, b'echo "st""atus=$?"\n')
+print("status 0" if until(b"status=0") else "no status 0")
+# Hang up: the shell, and any job left, end with the terminal.
+os.close(fd)
+os.waitpid(pid, 0)
+PY
+check "Ctrl-Z in an interactive shell stops the job, fg ends it normally" \
+	eval '[[ $(<"$T/out") == $'"'"'stopped\nstatus 0'"'"' && $(<"$T/job") == 0 ]]'
+
 "${wrapper[@]}" "$ZS" -q return "$TS" catch 12 "$T/stop" &
 pid=$!
 wait_for test -e "$T/stop.ready"
