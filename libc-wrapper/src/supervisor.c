@@ -876,6 +876,9 @@ int zs_supervise(int policy, char *const argv[], unsigned int flags)
 		else if (err)
 			fprintf(stderr, PROG ": cannot install the supervisor's "
 				"seccomp filter: %s\n", strerror(err));
+		else
+			fprintf(stderr, PROG ": the supervisor's child ended "
+				"before it installed the seccomp filter\n");
 		while (waitpid(s.child, &status, 0) < 0 && errno == EINTR)
 			;
 		return EXIT_FAIL;
