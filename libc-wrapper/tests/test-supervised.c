@@ -6,10 +6,11 @@
  *
  *   test-supervised POLICY            TAP: what each sleep does under POLICY
  *                                     (return, schedule or full-slack)
- *   test-supervised probe POLICY [MS FILE]
+ *   test-supervised probe POLICY [GO FILE]
  *                                     exit 0 when a zero-length nanosleep()
- *                                     behaves as POLICY says, else 1; after
- *                                     MS ms, writing "ok" or "not ok" to FILE
+ *                                     behaves as POLICY says, else 1; once
+ *                                     the file GO exists (20 s at most),
+ *                                     writing "ok" or "not ok" to FILE
  *   test-supervised exit N            exit with status N
  *   test-supervised kill SIGNAL       kill itself with SIGNAL (a number)
  *   test-supervised catch SIGNAL FILE count SIGNAL: create FILE.ready once
@@ -531,9 +532,11 @@ int main(int argc, char **argv)
 
 		policy = argv[2];
 		if (argc == 5) {
-			struct timespec wait = { 0, atoi(argv[3]) * 1000000L };
+			struct timespec wait = { 0, 50000000 };
+			int i;
 
-			nanosleep(&wait, NULL);
+			for (i = 0; i < 400 && access(argv[3], F_OK) < 0; i++)
+				nanosleep(&wait, NULL);
 			good = probe();
 			f = fopen(argv[4], "w");
 			if (!f)

@@ -225,9 +225,15 @@ check "SIGCONT to the launcher continues the command, which ends normally" \
 	eval 'status_is 0 && [[ $(<"$T/stop") == 0 ]]'
 
 # A descendant that outlives the command keeps the policy.
-zs -q --fallback=supervisor return /bin/sh -c "$TS probe return 2000 $T/bg &"
-check "the launcher ends with the command, before its background child" \
+# (It waits for $T/go, which is made once the launcher has ended: a
+# launcher that waited for it would be killed by timeout, status 124.)
+last_args="-q --fallback=supervisor return sh -c 'probe ... &'"
+timeout 60 "${wrapper[@]}" "$ZS" -q --fallback=supervisor return /bin/sh -c \
+	"$TS probe return $T/go $T/bg &" >"$T/out" 2>"$T/err" </dev/null
+rc=$?
+check "the launcher ends with the command, while its background child runs" \
 	eval 'status_is 0 && [[ ! -e $T/bg ]]'
+touch "$T/go"
 check "the background child keeps the policy after the launcher ended" \
 	eval 'wait_for test -s "$T/bg" && [[ $(<"$T/bg") == ok ]]'
 
