@@ -10,6 +10,7 @@
 #   make run CMD=.. run a command in the guest, exit with its status
 #   make series     regenerate series/X.Y/ from the kernel tree in build/
 #   make bench      benchmark vanilla and patched 6.12 and 7.3
+#   make bench-supervisor  the launcher's supervised fallback, on this host
 #   make strace     build strace 7.2 with strace/series and run its new tests
 #
 #   make lib        build libzerosleep, the preload fallback and the launcher
@@ -53,7 +54,7 @@ KHDR     := $(KOBJ)/usr/include
 KSFT_OUT := $(BUILD)/selftests$(KSUFFIX)
 CC       ?= cc
 
-.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench hardening \
+.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench bench-supervisor hardening \
 	series check-series check-uapi uapi checkpatch install uninstall loop-figures clean distclean help strace
 
 # The default: the userspace only, safe in a fresh checkout as any user.
@@ -144,6 +145,10 @@ test-debug:
 
 bench: lib
 	@bench/bench.sh
+
+# No kernel: the supervised fallback on the host's own.
+bench-supervisor:
+	@bench/supervisor.sh
 
 # strace 7.2 (../shared/upstream) with strace/series, reused while nothing
 # changed.

@@ -3,18 +3,22 @@
  * zerosleep - run a command with a zero-length sleep policy, or show or
  * change the policy of a running process, in the manner of chrt(1).
  *
- *   zerosleep [-q] [--kernel-only|--run-anyway] POLICY [--] COMMAND [ARG...]
+ *   zerosleep [-q] [--kernel-only|--fallback=WHICH] [--run-anyway] POLICY
+ *             [--] COMMAND [ARG...]
  *   zerosleep [-a] -p [POLICY] PID
  *
  * With the kernel series, the policy is set with prctl() and kept across
- * execve().  Without it, COMMAND runs with libzerosleep-preload.so in
- * LD_PRELOAD and the policy in ZEROSLEEP_POLICY (nothing is preloaded for
- * default, the kernel's own behaviour).
+ * execve().  Without it, a dynamically linked COMMAND runs with
+ * libzerosleep-preload.so in LD_PRELOAD and the policy in ZEROSLEEP_POLICY
+ * (nothing is preloaded for default, the kernel's own behaviour); any other
+ * runs under the supervisor (src/supervisor.c), which answers its sleeps
+ * through seccomp.  --fallback=preload|supervisor chooses one.
  *
- * The preload cannot reach a statically linked program, a set-user-ID or
- * set-group-ID one, or one of another architecture: the launcher looks at
- * COMMAND first and refuses to run it (unless --run-anyway) rather than run
- * it without the policy.
+ * Neither reaches a set-user-ID or set-group-ID program, unless the
+ * launcher holds CAP_SYS_ADMIN (the supervisor then), and the preload
+ * reaches no statically linked program nor one of another architecture:
+ * the launcher looks at COMMAND first and refuses to run it (unless
+ * --run-anyway) rather than run it without the policy.
  *
  * Exit status, as env(1): 125 for the launcher's own failures, 126 when
  * COMMAND cannot be run, 127 when it is not found, otherwise COMMAND's.
@@ -37,6 +41,7 @@
 #include <unistd.h>
 
 #include <zerosleep.h>
+#include "supervisor.h"
 
 #ifndef ZEROSLEEP_VERSION
 # define ZEROSLEEP_VERSION "2.1.0"
@@ -55,6 +60,9 @@ enum {
 };
 
 static int quiet;
+
+/* Which fallback, on a kernel without the series. */
+enum { FALLBACK_AUTO, FALLBACK_PRELOAD, FALLBACK_SUPERVISOR };
 
 static void usage(void)
 {
@@ -75,10 +83,15 @@ static void usage(void)
 "Options:\n"
 " -a, --all-tasks   with -p: every thread of PID, not only PID itself\n"
 " -p, --pid         show or change the process PID instead of running COMMAND\n"
-" -q, --quiet       no notice when the preload fallback is used\n"
-"     --kernel-only fail instead of using the preload fallback\n"
+" -q, --quiet       no notice when a fallback is used\n"
+"     --kernel-only fail instead of using a fallback\n"
+"     --fallback=preload|supervisor\n"
+"                   on a kernel without the policies, the fallback to use\n"
+"                   (default: preload for dynamically linked programs,\n"
+"                   the seccomp supervisor for the rest)\n"
 "     --run-anyway  run COMMAND without the policy when the fallback cannot\n"
-"                   reach it (static, set-user-ID); otherwise exit 125\n"
+"                   reach it (set-user-ID; static with --fallback=preload);\n"
+"                   otherwise exit 125\n"
 " -h, --help        display this help\n"
 " -V, --version     display version\n"
 "\n"
@@ -568,12 +581,14 @@ static const char *secure_exec(const char *file)
  * 0 when it can, or when that cannot be told.
  */
 static int unreachable(const char *file, const char *preload, char *why,
-		       size_t size)
+		       size_t size, int *secure)
 {
 	static char interp[2][256];
 	struct elf_info info, lib;
 	const char *cur = file, *what = NULL;
 	int depth;
+
+	*secure = 0;
 
 	for (depth = 0; depth < 5; depth++) {
 		switch (read_file_kind(cur, &info, interp[depth % 2],
@@ -589,6 +604,7 @@ static int unreachable(const char *file, const char *preload, char *why,
 			}
 			/* Unreadable (execute-only), say: its mode still tells. */
 			what = secure_exec(cur);
+			*secure = what != NULL;
 			break;
 		case FILE_ELF:
 			if (read_file_kind(preload, &lib, NULL, 0) == FILE_ELF &&
@@ -600,7 +616,9 @@ static int unreachable(const char *file, const char *preload, char *why,
 				       " is 64-bit" :
 				       "is built for another architecture than "
 				       PRELOAD_NAME;
-			else if (!(what = secure_exec(cur)) && !info.interp)
+			else if ((what = secure_exec(cur)))
+				*secure = 1;
+			else if (!info.interp)
 				what = "is statically linked";
 			break;
 		}
@@ -642,6 +660,7 @@ static void fallback(int policy, const char *command, const char *file,
 {
 	char buf[PATH_MAX], why[PATH_MAX + 160];
 	const char *path;
+	int secure;
 
 	/*
 	 * default is the kernel's own behaviour: nothing to preload.  Only a
@@ -669,7 +688,7 @@ static void fallback(int policy, const char *command, const char *file,
 			"name a path with a space or colon\n", path);
 		exit(EXIT_FAIL);
 	}
-	if (unreachable(file, path, why, sizeof(why))) {
+	if (unreachable(file, path, why, sizeof(why), &secure)) {
 		if (!run_anyway) {
 			fprintf(stderr, PROG ": this kernel lacks zero-length "
 				"sleep policies, and " PRELOAD_NAME " cannot "
@@ -693,6 +712,66 @@ static void fallback(int policy, const char *command, const char *file,
 			strerror(errno));
 		exit(EXIT_FAIL);
 	}
+}
+
+/*
+ * On a kernel without the series, under a policy other than default:
+ * whether @command (found at @file) runs under the supervisor (1), or
+ * goes to fallback() (0).  Exits when the supervisor is the only way and
+ * cannot reach it, unless --run-anyway (then fallback() says so).
+ */
+static int use_supervisor(int which, const char *command, const char *file,
+			  int run_anyway)
+{
+	char buf[PATH_MAX], why[PATH_MAX + 160];
+	const char *path, *problem;
+	int secure;
+
+	if (which == FALLBACK_PRELOAD)
+		return 0;
+	path = find_preload(buf, sizeof(buf));
+	if (!unreachable(file, path ? path : "", why, sizeof(why), &secure)) {
+		/*
+		 * The preload reaches it: unless the supervisor is asked for.
+		 * (fallback() says so if it is not installed.)
+		 */
+		if (which == FALLBACK_AUTO)
+			return 0;
+		why[0] = '\0';
+	}
+	if (secure && !zs_supervisor_privileged()) {
+		if (run_anyway)
+			return 0;
+		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
+			"policies, and " PRELOAD_NAME " cannot reach '%s': %s; "
+			"nor can the supervisor without CAP_SYS_ADMIN, as its "
+			"filter would drop the program's privileges (--run-anyway "
+			"runs it without the policy)\n", command, why);
+		exit(EXIT_FAIL);
+	}
+	problem = zs_supervisor_unusable();
+	if (problem) {
+		if (run_anyway)
+			return 0;
+		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
+			"policies, and the supervisor cannot read the requests "
+			"of '%s': %s (%s--run-anyway runs it without the "
+			"policy)\n", command, problem, why[0] && !secure ? "" :
+			"--fallback=preload, or ");
+		exit(EXIT_FAIL);
+	}
+	if (quiet)
+		return 1;
+	if (why[0])
+		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
+			"policies; running '%s' under the seccomp supervisor, "
+			"as " PRELOAD_NAME " cannot reach it: %s (-q silences "
+			"this)\n", command, why);
+	else
+		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
+			"policies; running '%s' under the seccomp supervisor "
+			"(-q silences this)\n", command);
+	return 1;
 }
 
 /*
@@ -726,6 +805,8 @@ bad_option(const struct option *longopts, const char *word, int short_opt)
 	}
 	if (matches > 1)
 		usage_error("ambiguous option '%s'", word);
+	if (matches == 1 && match->has_arg == required_argument)
+		usage_error("option '--%s' needs an argument", match->name);
 	if (matches == 1 && word[2 + len] == '=')
 		usage_error("invalid option '%s': --%s takes no argument", word,
 			    match->name);
@@ -734,18 +815,20 @@ bad_option(const struct option *longopts, const char *word, int short_opt)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_KERNEL_ONLY = 256, OPT_RUN_ANYWAY };
+	enum { OPT_KERNEL_ONLY = 256, OPT_RUN_ANYWAY, OPT_FALLBACK };
 	static const struct option longopts[] = {
 		{ "all-tasks",	 no_argument, NULL, 'a' },
 		{ "pid",	 no_argument, NULL, 'p' },
 		{ "quiet",	 no_argument, NULL, 'q' },
 		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
 		{ "run-anyway",	 no_argument, NULL, OPT_RUN_ANYWAY },
+		{ "fallback",	 required_argument, NULL, OPT_FALLBACK },
 		{ "help",	 no_argument, NULL, 'h' },
 		{ "version",	 no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int all = 0, pid_mode = 0, kernel_only = 0, run_anyway = 0;
+	int which = FALLBACK_AUTO;
 	int c, policy, word;
 	char buf[PATH_MAX];
 	const char *file;
@@ -773,6 +856,15 @@ int main(int argc, char **argv)
 		case OPT_RUN_ANYWAY:
 			run_anyway = 1;
 			break;
+		case OPT_FALLBACK:
+			if (strcmp(optarg, "preload") == 0)
+				which = FALLBACK_PRELOAD;
+			else if (strcmp(optarg, "supervisor") == 0)
+				which = FALLBACK_SUPERVISOR;
+			else
+				usage_error("unknown fallback '%s' (expected "
+					    "preload or supervisor)", optarg);
+			break;
 		case 'h':
 			usage();
 			return close_stdout();
@@ -790,11 +882,17 @@ int main(int argc, char **argv)
 		if (run_anyway)
 			usage_error("option '%s' is for running a command, not "
 				    "for -p", "--run-anyway");
+		if (which != FALLBACK_AUTO)
+			usage_error("option '%s' is for running a command, not "
+				    "for -p", "--fallback");
 		return do_pid(argc - optind, argv + optind, all);
 	}
 
 	if (all)
 		usage_error("option '%s' needs -p", "-a");
+	if (kernel_only && which != FALLBACK_AUTO)
+		usage_error("options '--kernel-only' and '--fallback' exclude "
+			    "each other");
 	if (optind >= argc)
 		usage_error("no policy given");
 	policy = parse_policy(argv[optind++]);
@@ -814,13 +912,27 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": this kernel lacks zero-length "
 				"sleep policies and --kernel-only was given%s\n",
 				policy == ZEROSLEEP_DEFAULT ? "" : " (without "
-				"it, " PRELOAD_NAME " would be used)");
+				"it, a fallback would be used)");
 			return EXIT_FAIL;
 		}
 		/* A command that cannot run gets its own message, and only it. */
 		file = find_command(argv[optind], buf, sizeof(buf));
 		if (!file)
 			return exec_failed(argv[optind], errno);
+		if (policy != ZEROSLEEP_DEFAULT &&
+		    use_supervisor(which, argv[optind], file, run_anyway)) {
+			/* A preload inherited from an outer launcher: told too. */
+			if (preload_loaded() &&
+			    setenv("ZEROSLEEP_POLICY",
+				   zerosleep_policy_name(policy), 1) < 0) {
+				fprintf(stderr, PROG ": cannot set the "
+					"environment: %s\n", strerror(errno));
+				return EXIT_FAIL;
+			}
+			return zs_supervise(policy, argv + optind,
+					    zs_supervisor_privileged() ?
+					    ZS_SUP_PRIVILEGED : 0);
+		}
 		fallback(policy, argv[optind], file, run_anyway);
 	}
 

@@ -10,7 +10,8 @@
 # Environment: O (the build directory, default ../../build/libc-wrapper from
 # here); TEST_WRAPPER, CLI_WRAPPER and PRELOAD_WRAPPER, commands such as
 # valgrind to run the test programs, the launcher and the programs under
-# the preload library with.  Reads only the source and build
+# the preload library with; NO_SUPERVISOR, a reason not to run the
+# supervised fallback's tests.  Reads only the source and build
 # trees; writes only under $TMPDIR (default /tmp).
 set -u
 # The loop that reads each program's output runs in this shell (no /dev/fd
@@ -84,6 +85,21 @@ part test-lib "${wrapper[@]}" "$B/test-lib"
 part test-internal "${wrapper[@]}" "$B/test-internal"
 part test-preload "${wrapper[@]}" "$B/test-preload"
 part test-cli "$here/test-cli.sh"
+# The supervised fallback: only on a kernel without the series, where the
+# launcher starts it.  zerosleep-early answers full-slack with its own
+# timers, as on a kernel whose zero-length sleep returns early.
+if [[ $mode == unsupported && -n ${NO_SUPERVISOR:-} ]]; then
+	echo "# the supervised fallback's tests not run: $NO_SUPERVISOR"
+elif [[ $mode == unsupported ]]; then
+	read -ra cli <<<"${CLI_WRAPPER:-}"
+	for policy in return schedule full-slack; do
+		part "supervised-$policy" "${cli[@]}" "$B/zerosleep" -q "$policy" \
+			"$B/test-supervised" "$policy"
+	done
+	part supervised-full-slack-timers "${cli[@]}" "$B/zerosleep-early" -q \
+		full-slack "$B/test-supervised" full-slack
+	part test-supervisor "$here/test-supervisor.sh"
+fi
 
 echo "1..$n"
 if ((failed)); then

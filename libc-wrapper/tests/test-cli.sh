@@ -413,36 +413,37 @@ unreachable_error() {
 	status_is 125 && stdout_empty && one_error_line "cannot reach" "$1" "--run-anyway"
 }
 
-# Programs that the preload cannot reach: 125 and a clear message, or with
-# --run-anyway the program runs (without the policy).
+# Programs that the preload cannot reach, with --fallback=preload: 125 and
+# a clear message, or with --run-anyway the program runs (without the
+# policy).  Without it, the supervisor runs them (test-supervisor.sh).
 test_unreachable() {
 	local cc=${CC:-cc} mnt
 	printf 'int main(void) { return 3; }\n' >"$T/three.c"
 
 	if "$cc" -static -o "$T/static" "$T/three.c" 2>/dev/null; then
-		zs return -- "$T/static"
-		check "return -- a static program: exit 125, 'statically linked', not run" \
+		zs --fallback=preload return -- "$T/static"
+		check "--fallback=preload return -- a static program: exit 125, 'statically linked', not run" \
 			eval 'unreachable_error "statically linked" && one_error_line "$T/static"'
-		zs full-slack -- "$T/static"
+		zs --fallback=preload full-slack -- "$T/static"
 		check "full-slack -- a static program: exit 125 too" \
 			eval 'unreachable_error "statically linked"'
 		zs default -- "$T/static"
 		check "default -- a static program: runs (nothing to reach), no message" \
 			eval 'status_is 3 && stderr_empty'
-		zs --run-anyway return -- "$T/static"
+		zs --fallback=preload --run-anyway return -- "$T/static"
 		check "--run-anyway return -- a static program: runs (status 3), one line saying so" \
 			eval 'status_is 3 && one_error_line "statically linked" "without the policy" "--run-anyway"'
-		zs -q --run-anyway schedule -- "$T/static"
+		zs --fallback=preload -q --run-anyway schedule -- "$T/static"
 		check "-q --run-anyway: runs it, silently" eval 'status_is 3 && stderr_empty'
 		printf '#!%s\n' "$T/static" >"$T/static-script"
 		chmod 755 "$T/static-script"
-		zs return -- "$T/static-script"
+		zs --fallback=preload return -- "$T/static-script"
 		check "a script whose interpreter is static: exit 125 naming the interpreter" \
 			eval 'unreachable_error "statically linked" && one_error_line "$T/static-script" "interpreter"'
 		mkdir -p "$T/sbin"
 		cp "$T/static" "$T/sbin/zerosleep-test-static"
 		last_args="return zerosleep-test-static (in PATH)"
-		PATH=$T/sbin:$PATH "${wrapper[@]}" "$ZS" return zerosleep-test-static \
+		PATH=$T/sbin:$PATH "${wrapper[@]}" "$ZS" --fallback=preload return zerosleep-test-static \
 			>"$T/out" 2>"$T/err" </dev/null
 		rc=$?
 		check "a static program found in PATH: exit 125 naming the word given" \
@@ -459,7 +460,7 @@ test_unreachable() {
 		head -c 32 /dev/zero >>"$T/m32"
 		chmod 755 "$T/m32"
 	fi
-	zs return -- "$T/m32"
+	zs --fallback=preload return -- "$T/m32"
 	check "return -- a 32-bit program: exit 125, '32-bit', not run" \
 		eval 'unreachable_error "32-bit"'
 
@@ -469,16 +470,16 @@ test_unreachable() {
 		cp /usr/bin/env "$T/suid-env"
 		chown $NOBODY "$T/suid-env"
 		chmod 4755 "$T/suid-env"
-		zs return -- "$T/suid-env" touch "$T/ran"
+		zs --fallback=preload return -- "$T/suid-env" touch "$T/ran"
 		check "return -- a set-user-ID program: exit 125, 'set-user-ID', not run" \
 			eval 'unreachable_error "set-user-ID" && no_file "$T/ran"'
-		zs -q --run-anyway return -- "$T/suid-env" true
+		zs --fallback=preload -q --run-anyway return -- "$T/suid-env" true
 		check "--run-anyway: the set-user-ID program runs" \
 			eval 'status_is 0 && stderr_empty'
 		cp /usr/bin/env "$T/sgid-env"
 		chgrp $NOBODY "$T/sgid-env"
 		chmod 2755 "$T/sgid-env"
-		zs schedule -- "$T/sgid-env" touch "$T/ran"
+		zs --fallback=preload schedule -- "$T/sgid-env" touch "$T/ran"
 		check "schedule -- a set-group-ID program: exit 125, 'set-group-ID', not run" \
 			eval 'unreachable_error "set-group-ID" && no_file "$T/ran"'
 		cp /usr/bin/env "$T/suid-own"
@@ -487,7 +488,7 @@ test_unreachable() {
 		check "a set-user-ID program of the caller's own: reached, the notice" \
 			eval 'status_is 0 && one_error_line libzerosleep-preload.so'
 	elif [[ -u /usr/bin/passwd && $(stat -c %u /usr/bin/passwd) != $(id -u) ]]; then
-		zs return -- /usr/bin/passwd --help
+		zs --fallback=preload return -- /usr/bin/passwd --help
 		check "return -- passwd (set-user-ID): exit 125, 'set-user-ID'" \
 			eval 'unreachable_error "set-user-ID"'
 	else

@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench-supervisor: on this host, with no kernel built, the cost of a
+# statically linked program's nanosleep() under the launcher's supervised
+# fallback (zerosleep return, which the host's kernel lacks the series
+# for), against the same program run plain:
+#   - a zero-length sleep at the default timer slack (50 us) and at 10 ms;
+#   - a non-zero sleep (1 us), which the supervisor lets continue: what the
+#     round trip through it adds.
+# Prints each figure (median and mean per call) and the goals of issue 30
+# with PASS or FAIL.  A pipe round trip between two processes is printed
+# too: the floor for any supervisor on this machine.
+#
+# Exit status: 0 when every goal is met, 1 when one is not, 2 on error.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+B=$top/build/libc-wrapper
+O=$top/build/bench
+make -s -C "$top/libc-wrapper" O="$B" all || exit 2
+make -s -C "$top/bench" O="$O" "$O/supervisor-bench" || exit 2
+ZS=$B/zerosleep
+P=$O/supervisor-bench
+
+# run LABEL COMMAND...: "median mean" of the run, in ns, into $LABEL.
+declare -A med mean
+run() {
+	local label=$1 out
+	shift
+	out=$("$@") || exit 2
+	med[$label]=${out% *}
+	mean[$label]=${out#* }
+	printf '  %-44s median %9.2f us, mean %9.2f us\n' "$label" \
+		"$(bc -l <<<"${med[$label]} / 1000")" "$(bc -l <<<"${mean[$label]} / 1000")"
+}
+
+echo "supervisor benchmark: $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+run "plain, zero-length, 50 us slack" "$P" 50000 0 2000
+run "return, zero-length, 50 us slack" "$ZS" -q return "$P" 50000 0 20000
+run "plain, zero-length, 10 ms slack" "$P" 10000000 0 100
+run "return, zero-length, 10 ms slack" "$ZS" -q return "$P" 10000000 0 20000
+run "plain, 1 us, 1 ns slack" "$P" 1 1000 2000
+run "return, 1 us, 1 ns slack (continued)" "$ZS" -q return "$P" 1 1000 2000
+
+pass=0
+goal() {
+	if (( $(bc -l <<<"$2") )); then
+		echo "  PASS  $1"
+	else
+		echo "  FAIL  $1"
+		pass=1
+	fi
+}
+echo "goals (medians):"
+goal "return: at most 10 us per zero-length call ($(bc <<<"${med[return, zero-length, 50 us slack]} / 1000") us)" \
+	"${med[return, zero-length, 50 us slack]} <= 10000"
+goal "at default slack, 5x faster than plain ($(bc <<<"${med[plain, zero-length, 50 us slack]} / ${med[return, zero-length, 50 us slack]}")x)" \
+	"${med[plain, zero-length, 50 us slack]} >= 5 * ${med[return, zero-length, 50 us slack]}"
+goal "at 10 ms slack, 1000x faster than plain ($(bc <<<"${med[plain, zero-length, 10 ms slack]} / ${med[return, zero-length, 10 ms slack]}")x)" \
+	"${med[plain, zero-length, 10 ms slack]} >= 1000 * ${med[return, zero-length, 10 ms slack]}"
+extra=$(( ${med[return, 1 us, 1 ns slack (continued)]} - ${med[plain, 1 us, 1 ns slack]} ))
+goal "a non-zero sleep pays at most 15 us more ($((extra / 1000)) us)" "$extra <= 15000"
+
+# The floor: a round trip between two processes through pipes.
+python3 - <<'PY'
+import os, time
+r1, w1 = os.pipe(); r2, w2 = os.pipe()
+n = 5000
+if os.fork() == 0:
+    for _ in range(n):
+        os.read(r1, 1); os.write(w2, b"x")
+    os._exit(0)
+t = time.perf_counter()
+for _ in range(n):
+    os.write(w1, b"x"); os.read(r2, 1)
+print("  (a pipe round trip between two processes here: %.1f us)" % ((time.perf_counter() - t) / n * 1e6))
+os.wait()
+PY
+exit $pass
