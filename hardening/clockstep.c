@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Absolute sleeps on CLOCK_REALTIME and CLOCK_TAI across steps of the
- * clock: none may end before its deadline, under any policy.
+ * Sleeps, waits and timers across steps of CLOCK_REALTIME: none may end
+ * or fire before its deadline, under any policy.
  *
  * A deadline that is still ahead on the clock that the caller named is
  * never zero-length (SPEC 3.2), however the clock was stepped before.  The
@@ -11,16 +11,43 @@
  * only at its next tick.  A test of "has this expiry passed" that converts
  * the expiry to CLOCK_MONOTONIC through such an offset takes a deadline
  * that is ahead for one that has passed right after the clock was stepped
- * back: Linux 7.2's early return for expired sleepers did that, and
- * returned 0 at once, until the first patch of the 7.3 series.
+ * back.  Linux 7.2's check of user timers (hrtimer_check_user_timer())
+ * did that, for every timer that it judges, until the first patch of the
+ * 7.3 series: sleeps returned 0 at once, waits timed out and timers fired
+ * before their time.  Relative expiries are affected too where the timer
+ * stays on its own clock's base: CLOCK_TAI (whose offset moves with every
+ * set of CLOCK_REALTIME) and the alarm clocks.  Relative CLOCK_REALTIME
+ * hrtimers are moved to CLOCK_MONOTONIC, which has no offset.
  *
- * step_back: step CLOCK_REALTIME back an hour, then at once sleep until
- *   20 ms ahead on CLOCK_REALTIME or CLOCK_TAI with TIMER_ABSTIME; the
- *   sleep must last until the deadline.  It bites in a boot with
- *   "highres=off nohz=off" (qemu/guest-tests.sh runs it there too).
- * timerfd_step_back, posix_timer_step_back: the same check serves timerfds
- *   and POSIX timers (TIMER_ABSTIME), which must not fire early either:
- *   right after the step, one armed 20 ms ahead must not have expired.
+ * Every check below steps CLOCK_REALTIME back an hour right after a tick
+ * (a short CLOCK_MONOTONIC sleep ends at one when there is no high
+ * resolution), so that the stale offsets last for most of a tick, then at
+ * once starts something 20 ms ahead and reads the clock when it ends or
+ * right after it was armed: it must not end, or have fired, before its
+ * deadline.  That is the POSIX guarantee, not a latency.  STEP_CALLS times
+ * each.  They bite in a boot with "highres=off nohz=off"
+ * (qemu/guest-tests.sh runs them there too).
+ *
+ * step_back.sleeps_until_deadline: clock_nanosleep() on CLOCK_REALTIME or
+ *   CLOCK_TAI with TIMER_ABSTIME, under every policy.
+ * step_back.relative_tai_sleeps_until_deadline: clock_nanosleep() on
+ *   CLOCK_TAI, relative, under every policy.
+ * step_back.futex_waits_until_deadline: FUTEX_WAIT_BITSET with
+ *   FUTEX_CLOCK_REALTIME and pthread_cond_timedwait() (which uses it, as
+ *   sem_timedwait() does), absolute on CLOCK_REALTIME: ETIMEDOUT before the
+ *   deadline is early.  Under every policy, which must not matter.
+ * timerfd_step_back: a CLOCK_REALTIME timerfd (TFD_TIMER_ABSTIME) must not
+ *   have expired right after it was armed.
+ * timerfd_alarm_step_back: the same for CLOCK_REALTIME_ALARM timerfds,
+ *   absolute and relative: the alarm timer path, which timerfds reach
+ *   without an RTC.
+ * posix_timer_step_back, posix_timer_relative_tai_step_back: POSIX timers
+ *   on CLOCK_REALTIME and CLOCK_TAI with TIMER_ABSTIME, and on CLOCK_TAI
+ *   relative: no signal may be pending right after timer_settime().
+ * alarm_step_back: POSIX timers on CLOCK_REALTIME_ALARM, absolute and
+ *   relative, and absolute clock_nanosleep() on it.  These need an RTC:
+ *   when timer_create() says EOPNOTSUPP, the kernel has none and the test
+ *   is skipped, saying so.
  * stress: a thread steps CLOCK_REALTIME back and forth by up to 100 ms
  *   while others sleep on absolute deadlines a little ahead, under every
  *   policy.  A sleep during which a step began or ended is not judged: a
@@ -29,7 +56,7 @@
  *   steps and judged 100 sleeps (at most 60 s).
  *
  * Each test puts CLOCK_REALTIME back where it was against CLOCK_MONOTONIC.
- * Needs root (CAP_SYS_TIME).
+ * Needs root (CAP_SYS_TIME, CAP_WAKE_ALARM).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,15 +67,21 @@
 #include <time.h>
 #include <unistd.h>
 #include <signal.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
 #include <sys/timerfd.h>
 
 #include "common.h"
 #include "harness.h"
 
+#ifndef CLOCK_REALTIME_ALARM
+# define CLOCK_REALTIME_ALARM	8
+#endif
+
 #define STEP_CALLS		50
 #define STEP_BACK_NS		(3600 * NSEC_PER_SEC)
 #define STEP_AHEAD_NS		(20 * NSEC_PER_MSEC)
+#define STEP_NAP_NS		(100 * NSEC_PER_USEC)
 #define STRESS_NS		(3 * NSEC_PER_SEC)
 #define STRESS_MAX_NS		(60 * NSEC_PER_SEC)
 #define STRESS_SLEEPERS		3
@@ -80,12 +113,133 @@ static void nap_ns(int64_t ns)
 		;
 }
 
+/*
+ * Steps CLOCK_REALTIME back by STEP_BACK_NS from CLOCK_MONOTONIC + @offset.
+ * Right after a tick where there is no high resolution: a sleep ends only
+ * at a tick there, so that the CPU's offsets stay stale for most of a tick
+ * after the step, instead of for what is left of the current one.
+ */
+static int step_back_now(int64_t offset)
+{
+	nap_ns(STEP_NAP_NS);
+	return set_wall(offset - STEP_BACK_NS);
+}
+
+/*
+ * The clock to read for a deadline on @clk: the alarm clocks are
+ * CLOCK_REALTIME and CLOCK_BOOTTIME, which can be read without an RTC.
+ */
+static clockid_t read_clock(clockid_t clk)
+{
+	return clk == CLOCK_REALTIME_ALARM ? CLOCK_REALTIME : clk;
+}
+
 /* An absolute sleep until @deadline on @clk; 0 or an errno value. */
 static int sleep_until(clockid_t clk, int64_t deadline)
 {
 	struct timespec ts = zs_ns_ts(deadline);
 
 	return clock_nanosleep(clk, TIMER_ABSTIME, &ts, NULL);
+}
+
+/*
+ * The @i-th wait of a check, which must last until its deadline: it sets
+ * @clk to the clock that it waits on, reads it for @deadline, STEP_AHEAD_NS
+ * ahead, waits and returns 0 when the wait ended as it should at its
+ * deadline, or else an errno value.
+ */
+typedef int (*wait_fn)(int i, clockid_t *clk, int64_t *deadline);
+
+/* What a wait_fn returns for a wait that ended as woken, which nothing does. */
+#define WAIT_WOKEN		(-1)
+
+/*
+ * STEP_CALLS waits right after a step back: none may end before its
+ * deadline, read on its own clock when it returns.
+ */
+static void step_back_waits(struct __test_metadata *_metadata, int64_t offset,
+			    const char *what, wait_fn wait)
+{
+	int early = 0, errors = 0, first_err = 0, i;
+	int64_t worst = 0;
+
+	for (i = 0; i < STEP_CALLS; i++) {
+		clockid_t clk;
+		int64_t deadline, end;
+		int err;
+
+		ASSERT_EQ(0, step_back_now(offset));
+		err = wait(i, &clk, &deadline);
+		end = zs_now(read_clock(clk));
+		ASSERT_EQ(0, set_wall(offset));
+		if (err && !errors++)
+			first_err = err;
+		if (end < deadline) {
+			early++;
+			if (deadline - end > worst)
+				worst = deadline - end;
+		}
+	}
+	ksft_print_msg("%s: %d of %d %s ended before their deadline (at worst %lld us early)\n",
+		       zs_policy_name(zs_get_policy()), early, STEP_CALLS, what,
+		       (long long)(worst / NSEC_PER_USEC));
+	EXPECT_EQ(0, errors) TH_LOG("first error: %s", first_err == WAIT_WOKEN ?
+				    "woken, where it should time out" : strerror(first_err));
+	EXPECT_EQ(0, early);
+}
+
+/* clock_nanosleep(TIMER_ABSTIME) on CLOCK_REALTIME and CLOCK_TAI in turn. */
+static int wait_abs_sleep(int i, clockid_t *clk, int64_t *deadline)
+{
+	*clk = i % 2 ? CLOCK_TAI : CLOCK_REALTIME;
+	*deadline = zs_now(*clk) + STEP_AHEAD_NS;
+	return sleep_until(*clk, *deadline);
+}
+
+/*
+ * A relative clock_nanosleep() on CLOCK_TAI: its timer stays on the TAI
+ * base, whose offset a set of CLOCK_REALTIME moves.  The deadline is read
+ * before the call, so the kernel's own is at or after it.
+ */
+static int wait_rel_tai_sleep(int i, clockid_t *clk, int64_t *deadline)
+{
+	struct timespec ts = zs_ns_ts(STEP_AHEAD_NS);
+
+	(void)i;
+	*clk = CLOCK_TAI;
+	*deadline = zs_now(CLOCK_TAI) + STEP_AHEAD_NS;
+	return clock_nanosleep(CLOCK_TAI, 0, &ts, NULL);
+}
+
+static pthread_mutex_t cond_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+
+/*
+ * An absolute wait on CLOCK_REALTIME that nothing wakes: FUTEX_WAIT_BITSET
+ * with FUTEX_CLOCK_REALTIME itself and pthread_cond_timedwait() in turn.
+ * Timing out is the right end; ETIMEDOUT before the deadline is early.
+ */
+static int wait_futex(int i, clockid_t *clk, int64_t *deadline)
+{
+	struct timespec ts;
+	uint32_t word = 0;
+	int err;
+
+	*clk = CLOCK_REALTIME;
+	*deadline = zs_now(CLOCK_REALTIME) + STEP_AHEAD_NS;
+	ts = zs_ns_ts(*deadline);
+	if (i % 2) {
+		pthread_mutex_lock(&cond_mutex);
+		err = pthread_cond_timedwait(&cond, &cond_mutex, &ts);
+		pthread_mutex_unlock(&cond_mutex);
+	} else {
+		err = syscall(SYS_futex, &word,
+			      FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME | FUTEX_PRIVATE_FLAG,
+			      0, &ts, NULL, FUTEX_BITSET_MATCH_ANY) ? errno : 0;
+	}
+	if (err == ETIMEDOUT)
+		return 0;
+	return err ? err : WAIT_WOKEN;
 }
 
 FIXTURE(step_back) {
@@ -114,54 +268,53 @@ FIXTURE_TEARDOWN(step_back)
 
 TEST_F(step_back, sleeps_until_deadline)
 {
-	int early = 0, errors = 0, first_err = 0, i;
-	int64_t worst = 0;
-
-	for (i = 0; i < STEP_CALLS; i++) {
-		clockid_t clk = i % 2 ? CLOCK_TAI : CLOCK_REALTIME;
-		int64_t deadline, end;
-		int err;
-
-		ASSERT_EQ(0, set_wall(self->offset - STEP_BACK_NS));
-		deadline = zs_now(clk) + STEP_AHEAD_NS;
-		err = sleep_until(clk, deadline);
-		end = zs_now(clk);
-		ASSERT_EQ(0, set_wall(self->offset));
-		if (err && !errors++)
-			first_err = err;
-		if (end < deadline) {
-			early++;
-			if (deadline - end > worst)
-				worst = deadline - end;
-		}
-	}
-	ksft_print_msg("%s: %d of %d sleeps ended before their deadline (at worst %lld us early)\n",
-		       zs_policy_name(variant->policy), early, STEP_CALLS,
-		       (long long)(worst / NSEC_PER_USEC));
-	EXPECT_EQ(0, errors) TH_LOG("first error: %s", strerror(first_err));
-	EXPECT_EQ(0, early);
+	step_back_waits(_metadata, self->offset, "absolute sleeps", wait_abs_sleep);
 }
 
+TEST_F(step_back, relative_tai_sleeps_until_deadline)
+{
+	step_back_waits(_metadata, self->offset, "relative CLOCK_TAI sleeps",
+			wait_rel_tai_sleep);
+}
+
+TEST_F(step_back, futex_waits_until_deadline)
+{
+	step_back_waits(_metadata, self->offset, "absolute CLOCK_REALTIME futex waits",
+			wait_futex);
+}
+
+/* A timer of a check: its clock, and whether it is armed relative. */
+struct timer_case {
+	clockid_t clk;
+	bool relative;
+};
+
 /*
- * Arms a timer on @clk 20 ms ahead, right after a step back, and reports
- * whether it had fired before its time: @arm arms it and says whether it
- * has fired already (1), not (0), or failed (-1).
+ * Arms a timer on @clk, at @value (absolute, or relative if @relative),
+ * and says whether it has fired already (1), not (0), or failed (-1).
+ */
+typedef int (*arm_fn)(clockid_t clk, bool relative, int64_t value, void *arg);
+
+/*
+ * Arms STEP_CALLS timers STEP_AHEAD_NS ahead right after a step back,
+ * going round @cases, and checks that none had fired before its time.
  */
 static void step_back_timer(struct __test_metadata *_metadata, int64_t offset,
-			    int (*arm)(clockid_t clk, int64_t deadline, void *arg), void *arg,
-			    bool tai)
+			    arm_fn arm, void *arg, const struct timer_case *cases,
+			    int nr_cases)
 {
 	int early = 0, errors = 0, i;
 
 	for (i = 0; i < STEP_CALLS; i++) {
-		clockid_t clk = tai && i % 2 ? CLOCK_TAI : CLOCK_REALTIME;
+		const struct timer_case *c = &cases[i % nr_cases];
+		clockid_t rclk = read_clock(c->clk);
 		int64_t deadline, now;
 		int fired;
 
-		ASSERT_EQ(0, set_wall(offset - STEP_BACK_NS));
-		deadline = zs_now(clk) + STEP_AHEAD_NS;
-		fired = arm(clk, deadline, arg);
-		now = zs_now(clk);
+		ASSERT_EQ(0, step_back_now(offset));
+		deadline = zs_now(rclk) + STEP_AHEAD_NS;
+		fired = arm(c->clk, c->relative, c->relative ? STEP_AHEAD_NS : deadline, arg);
+		now = zs_now(rclk);
 		ASSERT_EQ(0, set_wall(offset));
 		if (fired < 0)
 			errors++;
@@ -173,9 +326,9 @@ static void step_back_timer(struct __test_metadata *_metadata, int64_t offset,
 	EXPECT_EQ(0, early);
 }
 
-static int arm_timerfd(clockid_t clk, int64_t deadline, void *arg)
+static int arm_timerfd(clockid_t clk, bool relative, int64_t value, void *arg)
 {
-	struct itimerspec its = { .it_value = zs_ns_ts(deadline) };
+	struct itimerspec its = { .it_value = zs_ns_ts(value) };
 	uint64_t ticks;
 	int fd, fired;
 
@@ -183,7 +336,7 @@ static int arm_timerfd(clockid_t clk, int64_t deadline, void *arg)
 	fd = timerfd_create(clk, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL)) {
+	if (timerfd_settime(fd, relative ? 0 : TFD_TIMER_ABSTIME, &its, NULL)) {
 		close(fd);
 		return -1;
 	}
@@ -195,9 +348,9 @@ static int arm_timerfd(clockid_t clk, int64_t deadline, void *arg)
 	return fired;
 }
 
-static int arm_posix_timer(clockid_t clk, int64_t deadline, void *arg)
+static int arm_posix_timer(clockid_t clk, bool relative, int64_t value, void *arg)
 {
-	struct itimerspec its = { .it_value = zs_ns_ts(deadline) };
+	struct itimerspec its = { .it_value = zs_ns_ts(value) };
 	struct sigevent sev = {
 		.sigev_notify = SIGEV_SIGNAL,
 		.sigev_signo = SIGUSR1,
@@ -209,7 +362,7 @@ static int arm_posix_timer(clockid_t clk, int64_t deadline, void *arg)
 
 	if (timer_create(clk, &sev, &t))
 		return -1;
-	if (timer_settime(t, TIMER_ABSTIME, &its, NULL)) {
+	if (timer_settime(t, relative ? 0 : TIMER_ABSTIME, &its, NULL)) {
 		timer_delete(t);
 		return -1;
 	}
@@ -223,23 +376,87 @@ static int arm_posix_timer(clockid_t clk, int64_t deadline, void *arg)
 	return fired;
 }
 
+/* Blocks SIGUSR1, the signal of the POSIX timers, into @set. */
+static int block_timer_signal(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGUSR1);
+	return sigprocmask(SIG_BLOCK, set, NULL);
+}
+
 TEST(timerfd_step_back)
 {
+	static const struct timer_case cases[] = { { CLOCK_REALTIME, false } };
 	int64_t offset = wall_offset();
 
-	step_back_timer(_metadata, offset, arm_timerfd, NULL, false);
+	step_back_timer(_metadata, offset, arm_timerfd, NULL, cases, ZS_ARRAY_SIZE(cases));
+	EXPECT_EQ(0, set_wall(offset));
+}
+
+TEST(timerfd_alarm_step_back)
+{
+	static const struct timer_case cases[] = {
+		{ CLOCK_REALTIME_ALARM, false }, { CLOCK_REALTIME_ALARM, true },
+	};
+	int64_t offset = wall_offset();
+
+	step_back_timer(_metadata, offset, arm_timerfd, NULL, cases, ZS_ARRAY_SIZE(cases));
 	EXPECT_EQ(0, set_wall(offset));
 }
 
 TEST(posix_timer_step_back)
 {
+	static const struct timer_case cases[] = {
+		{ CLOCK_REALTIME, false }, { CLOCK_TAI, false },
+	};
 	int64_t offset = wall_offset();
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &set, NULL));
-	step_back_timer(_metadata, offset, arm_posix_timer, &set, true);
+	ASSERT_EQ(0, block_timer_signal(&set));
+	step_back_timer(_metadata, offset, arm_posix_timer, &set, cases, ZS_ARRAY_SIZE(cases));
+	EXPECT_EQ(0, set_wall(offset));
+}
+
+TEST(posix_timer_relative_tai_step_back)
+{
+	static const struct timer_case cases[] = { { CLOCK_TAI, true } };
+	int64_t offset = wall_offset();
+	sigset_t set;
+
+	ASSERT_EQ(0, block_timer_signal(&set));
+	step_back_timer(_metadata, offset, arm_posix_timer, &set, cases, ZS_ARRAY_SIZE(cases));
+	EXPECT_EQ(0, set_wall(offset));
+}
+
+/* clock_nanosleep(TIMER_ABSTIME) on CLOCK_REALTIME_ALARM. */
+static int wait_alarm_sleep(int i, clockid_t *clk, int64_t *deadline)
+{
+	(void)i;
+	*clk = CLOCK_REALTIME_ALARM;
+	*deadline = zs_now(CLOCK_REALTIME) + STEP_AHEAD_NS;
+	return sleep_until(CLOCK_REALTIME_ALARM, *deadline);
+}
+
+TEST(alarm_step_back)
+{
+	static const struct timer_case cases[] = {
+		{ CLOCK_REALTIME_ALARM, false }, { CLOCK_REALTIME_ALARM, true },
+	};
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+	int64_t offset = wall_offset();
+	sigset_t set;
+	timer_t t;
+
+	/* Alarm POSIX timers and sleeps need an RTC; alarm timerfds do not. */
+	if (timer_create(CLOCK_REALTIME_ALARM, &sev, &t)) {
+		if (errno == EOPNOTSUPP)
+			SKIP(return, "the kernel has no RTC: timer_create(CLOCK_REALTIME_ALARM) fails with EOPNOTSUPP (timerfd_alarm_step_back checks alarm timers without one)");
+		ASSERT_EQ(0, errno) TH_LOG("timer_create(CLOCK_REALTIME_ALARM): %s", strerror(errno));
+	}
+	timer_delete(t);
+	ASSERT_EQ(0, block_timer_signal(&set));
+	step_back_timer(_metadata, offset, arm_posix_timer, &set, cases, ZS_ARRAY_SIZE(cases));
+	step_back_waits(_metadata, offset, "absolute CLOCK_REALTIME_ALARM sleeps", wait_alarm_sleep);
 	EXPECT_EQ(0, set_wall(offset));
 }
 
