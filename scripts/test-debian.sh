@@ -160,7 +160,10 @@ scratch() {
 	cp "$T/consumer.c" "$M/tmp/consumer.c"
 	chroot "$M" zerosleep --version
 	chroot "$M" zerosleep -q return /bin/sh -c 'echo "LD_PRELOAD=$LD_PRELOAD"'
-	chroot "$M" sh -c 'cc -o /tmp/consumer /tmp/consumer.c $(pkg-config --cflags --libs libzerosleep) &&
+	# The system's compiler, not make test's ccache, whose cache and
+	# statistics log would be written in the scratch root.
+	chroot "$M" env -u CCACHE_STATSLOG CCACHE_DISABLE=1 PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		sh -c 'cc -o /tmp/consumer /tmp/consumer.c $(pkg-config --cflags --libs libzerosleep) &&
 		/tmp/consumer && zerosleep -q return /tmp/consumer && ldd /tmp/consumer | grep libzerosleep'
 	chroot "$M" bash -c '. /usr/share/bash-completion/completions/zerosleep
 		COMP_WORDS=(zerosleep sched); COMP_CWORD=1; _zerosleep; echo "completion: ${COMPREPLY[*]}"'
