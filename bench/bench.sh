@@ -17,7 +17,8 @@
 #    - vanilla-7.3:  a git worktree of the "vanilla" tag of build/linux-7.3,
 #                    in build/linux-7.3-bench, built into
 #                    build/kernel-7.3-bench.
-#    All three use qemu/kernel.config, as the patched kernels do.  Their
+#    All three use qemu/kernel.config and the version's kernel-X.Y.config,
+#    as the patched kernels do.  Their
 #    bzImages are kept in build/bench with the hash of what they were built
 #    from (the vanilla commit, the configuration fragment, the build script
 #    and, for seed, the patch); a current one is not built again.
@@ -49,7 +50,9 @@ case ${1:-} in
 esac
 
 out=$top/build/bench
-frag=$top/qemu/kernel.config
+# The comparison kernels are configured as the patched ones: the guest's
+# fragment and the version's preemption model.
+frags_of() { echo "$top/qemu/kernel.config $top/qemu/kernel-$1.config"; }
 patch=$top/bench/seed-2011.patch
 hfile=kernel/time/hrtimer.c
 
@@ -100,11 +103,13 @@ done
 
 # What a comparison kernel is built from; one whose bzImage in build/bench
 # was made from the same inputs is not built again.
+# key_of X.Y COMMIT [PATCH]
 key_of() {
 	{
-		echo "$1"
-		cat "$frag" scripts/build-kernel.sh
-		[ $# -lt 2 ] || cat "$2"
+		echo "$2"
+		# shellcheck disable=SC2046
+		cat $(frags_of "$1") scripts/build-kernel.sh
+		[ $# -lt 3 ] || cat "$3"
 	} | sha256sum | cut -d' ' -f1
 }
 current() { [ -s "$out/bzImage-$1" ] && [ "$(cat "$out/bzImage-$1.key" 2> /dev/null)" = "$2" ]; }
@@ -136,11 +141,12 @@ vanilla_worktree() {
 	fi
 }
 
-# Build one comparison kernel: NAME KEY WT OBJDIR.
+# Build one comparison kernel: NAME KEY WT OBJDIR X.Y.
 build_one() {
 	local name=$1 key=$2 wt=$3 obj=$4
 	say "build: $name kernel ($obj)"
-	nice -n 10 scripts/build-kernel.sh "$wt" "$obj" "$frag"
+	# shellcheck disable=SC2046
+	nice -n 10 scripts/build-kernel.sh "$wt" "$obj" $(frags_of "$5")
 	cp "$obj/arch/x86/boot/bzImage" "$out/bzImage-$name"
 	echo "$key" > "$out/bzImage-$name.key"
 }
@@ -151,17 +157,17 @@ vanilla=$(git -C build/linux rev-parse --verify -q 'vanilla^{commit}') ||
 	die "build/linux has no 'vanilla' tag: run 'make tree KERNEL=6.12'"
 wt=$top/build/linux-bench
 kvan=$top/build/kernel-bench
-base_key=$(key_of "$vanilla")
-seed_key=$(key_of "$vanilla" "$patch")
+base_key=$(key_of 6.12 "$vanilla")
+seed_key=$(key_of 6.12 "$vanilla" "$patch")
 if ! current vanilla-6.12 "$base_key" || ! current seed-6.12 "$seed_key"; then
 	vanilla_worktree build/linux "$wt" "$vanilla"
 fi
-current vanilla-6.12 "$base_key" || build_one vanilla-6.12 "$base_key" "$wt" "$kvan"
+current vanilla-6.12 "$base_key" || build_one vanilla-6.12 "$base_key" "$wt" "$kvan" 6.12
 if ! current seed-6.12 "$seed_key"; then
 	trap 'restore_vanilla "$wt"' EXIT
 	trap 'restore_vanilla "$wt"; exit 130' INT TERM
 	git -C "$wt" apply "$patch"
-	build_one seed-6.12 "$seed_key" "$wt" "$kvan"
+	build_one seed-6.12 "$seed_key" "$wt" "$kvan" 6.12
 	restore_vanilla "$wt"
 	trap - EXIT INT TERM
 	git -C "$wt" diff --quiet HEAD || die "$wt is not back at vanilla"
@@ -170,10 +176,10 @@ fi
 # 7.3: vanilla.
 vanilla=$(git -C build/linux-7.3 rev-parse --verify -q 'vanilla^{commit}') ||
 	die "build/linux-7.3 has no 'vanilla' tag: run 'make tree KERNEL=7.3'"
-key=$(key_of "$vanilla")
+key=$(key_of 7.3 "$vanilla")
 if ! current vanilla-7.3 "$key"; then
 	vanilla_worktree build/linux-7.3 "$top/build/linux-7.3-bench" "$vanilla"
-	build_one vanilla-7.3 "$key" "$top/build/linux-7.3-bench" "$top/build/kernel-7.3-bench"
+	build_one vanilla-7.3 "$key" "$top/build/linux-7.3-bench" "$top/build/kernel-7.3-bench" 7.3
 fi
 t_build=$(elapsed "$t0")
 say "build: done in $t_build"

@@ -5,7 +5,8 @@
 #  - every prefix of the series compiles: the objects of every C file that
 #    the series touches, built incrementally, patch after patch;
 #  - the final series compiles with CONFIG_HIGH_RES_TIMERS=n, with
-#    CONFIG_SMP=n and with CONFIG_POSIX_TIMERS=n;
+#    CONFIG_SMP=n, with CONFIG_POSIX_TIMERS=n and with CONFIG_PREEMPT_RT=y
+#    (with no new W=1 warning there);
 #  - W=1 and sparse (C=1) report nothing in those files that they do not
 #    report on vanilla (for sparse, a warning located in a kernel header
 #    that vanilla's kernel/signal.o gets too is the header's, not new).
@@ -82,7 +83,11 @@ warnings() { grep -E 'warning:|error:' "$1" | sed -E "s|$wt/||; s|:[0-9]+:[0-9]+
 
 main=$hd/main
 checkout vanilla
-configure "$main" "$top/qemu/kernel.config" || { echo "not ok - configure"; exit 1; }
+# The guest's configuration of this version (qemu/kernel-X.Y.config: its
+# preemption model).
+vfrag=$top/qemu/kernel-${sfx#-}.config
+[ -n "$sfx" ] || vfrag=$top/qemu/kernel-6.12.config
+configure "$main" "$top/qemu/kernel.config" "$vfrag" || { echo "not ok - configure"; exit 1; }
 # Baseline: W=1 and sparse warnings of these files on vanilla.
 compile "$main" "$h-w1-vanilla.log" W=1 || true
 compile "$main" "$h-sparse-vanilla.log" C=2 || true
@@ -111,19 +116,27 @@ done
 # sparse runs below (the worktree stays at the final commit meanwhile):
 # much of a kbuild run is serial.  Without POSIX timers, nanosleep() and
 # clock_nanosleep() come from posix-stubs.c, which calls
-# hrtimer_nanosleep() too: compile it as well.
-cfgs=(HIGH_RES_TIMERS SMP POSIX_TIMERS)
+# hrtimer_nanosleep() too: compile it as well.  PREEMPT_RT (Debian's
+# linux-image-rt-amd64) compiles what no other configuration does: the
+# hard-interrupt mode of sleepers' timers, sleeping locks.  It must add no
+# W=1 warning either.
+cfgs=(HIGH_RES_TIMERS=n SMP=n POSIX_TIMERS=n PREEMPT_RT=y)
 pids=()
 for cfg in "${cfgs[@]}"; do
 	(
-		obj=$hd/no-$cfg
-		frag=$hd/no-$cfg.config
+		obj=$hd/cfg-$cfg
+		frag=$hd/cfg-$cfg.config
 		extra=()
-		[ "$cfg" = POSIX_TIMERS ] && extra=(kernel/time/posix-stubs.o)
-		printf 'CONFIG_%s=n\n' "$cfg" > "$frag"
-		configure "$obj" "$top/qemu/kernel.config" "$frag" > "$h-no-$cfg.log" 2>&1 &&
-			! grep -q "^CONFIG_$cfg=y" "$obj/.config" &&
-			compile "$obj" "$h-no-$cfg.log" W=1 "${extra[@]}"
+		[ "$cfg" = POSIX_TIMERS=n ] && extra=(kernel/time/posix-stubs.o)
+		printf 'CONFIG_%s\n' "$cfg" > "$frag"
+		if [ "${cfg#*=}" = n ]; then
+			configure "$obj" "$top/qemu/kernel.config" "$vfrag" "$frag" > "$h-cfg-$cfg.log" 2>&1 &&
+				! grep -q "^CONFIG_${cfg%=*}=" "$obj/.config" || exit 1
+		else
+			configure "$obj" "$top/qemu/kernel.config" "$frag" > "$h-cfg-$cfg.log" 2>&1 &&
+				grep -qx "CONFIG_$cfg" "$obj/.config" || exit 1
+		fi
+		compile "$obj" "$h-cfg-$cfg.log" W=1 "${extra[@]}"
 	) &
 	pids+=($!)
 done
@@ -144,13 +157,16 @@ fi
 for i in "${!cfgs[@]}"; do
 	cfg=${cfgs[$i]}
 	extra=
-	[ "$cfg" = POSIX_TIMERS ] && extra=kernel/time/posix-stubs.o
-	if wait "${pids[$i]}"; then
-		ok "CONFIG_$cfg=n: ${objs[*]}${extra:+ $extra} compile"
-	else
-		notok "CONFIG_$cfg=n: compile"
-		sed 's/^/#   /' "$h-no-$cfg.log" 2>/dev/null | head -n 30
+	[ "$cfg" = POSIX_TIMERS=n ] && extra=kernel/time/posix-stubs.o
+	if ! wait "${pids[$i]}"; then
+		notok "CONFIG_$cfg: compile"
+		sed 's/^/#   /' "$h-cfg-$cfg.log" 2>/dev/null | head -n 30
+		continue
 	fi
+	ok "CONFIG_$cfg: ${objs[*]}${extra:+ $extra} compile"
+	[ "$cfg" = PREEMPT_RT=y ] || continue
+	new=$(comm -13 <(warnings "$h-w1-vanilla.log") <(warnings "$h-cfg-$cfg.log"))
+	if [ -z "$new" ]; then ok "CONFIG_$cfg: no new W=1 warnings"; else notok "CONFIG_$cfg: new W=1 warnings"; echo "$new" | sed 's/^/#   /'; fi
 done
 checkout vanilla
 echo "1..$n"

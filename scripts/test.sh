@@ -6,9 +6,9 @@
 # of each patched kernel, and end with "N passed, N failed".
 #
 # make test-debug (--debug [KERNEL]): the guest tests of the kernel on one kernel
-# (6.12 unless KERNEL says 7.3) built with KASAN, UBSAN, lockdep and debug
-# objects (qemu/debug.config); the console is scanned for their reports.
-# The host checks are left to make test.
+# (6.12 unless KERNEL says 7.3) built with PREEMPT_RT, KASAN, UBSAN, lockdep
+# and debug objects (qemu/debug.config); the console is scanned for their
+# reports.  The host checks are left to make test.
 #
 # Each phase prints its duration and, when ccache is installed, its cache
 # hit rate (scripts/ccache.sh).  Results are TAP files in build/test/,
@@ -34,7 +34,10 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 variant=
-frags=(qemu/kernel.config)
+# The configuration fragments of a kernel: the guest's, then either its
+# version's preemption model (Debian's) or, for the debug kernel,
+# PREEMPT_RT and the debug options.  "@" stands for the version.
+frags=(qemu/kernel.config qemu/kernel-@.config)
 debug_frags=(qemu/kernel.config qemu/debug.config)
 res=$top/build/test
 kernels=(${ZEROSLEEP_KERNELS:-6.12 7.3})
@@ -391,7 +394,7 @@ echo "$fatal" > "$res/.trees-done"
 for k in "${kernels[@]}"; do
 	[ $fatal -eq 0 ] && [ -z "$guests_only" ] || break
 	phase_start kernel-$k${variant:+-$variant}
-	build_step "patched kernel $k${variant:+ ($variant)}" scripts/build-kernel.sh "$(ktree "$k")" "$(kobj "$k")" "${frags[@]}"
+	build_step "patched kernel $k${variant:+ ($variant)}" scripts/build-kernel.sh "$(ktree "$k")" "$(kobj "$k")" "${frags[@]//@/$k}"
 	phase_end kernel-$k${variant:+-$variant}
 done
 # The kernel of the make test-debug that runs beside the guests.
