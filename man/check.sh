@@ -36,19 +36,10 @@ man3/zerosleep_set_policy.3
 man3/zerosleep_is_supported.3
 "
 
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
+# shellcheck source=scripts/tap.sh
+. "$TOP/scripts/tap.sh"
+ok() { tap_result 0 "$1"; }
+not_ok() { tap_result 1 "$1"; }
 
 # Print the file named by $1 as TAP diagnostics.
 diag() {
@@ -56,11 +47,10 @@ diag() {
 }
 
 finish() {
-	if [ "$n" -eq 0 ]; then
+	if [ "$tap_n" -eq 0 ]; then
 		not_ok "$1: nothing was checked"
 	fi
-	echo "1..$n"
-	[ "$failed" -eq 0 ]
+	tap_end
 	exit $?
 }
 

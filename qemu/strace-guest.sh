@@ -23,46 +23,33 @@ if [ ! -x "$strace" ]; then
 	echo "1..0 # SKIP no patched strace at $strace (make strace, which needs ../shared/upstream/strace-7.2.tar.xz)"
 	exit 0
 fi
-echo "1..6"
+# shellcheck source=scripts/tap.sh
+. "$top/scripts/tap.sh"
+tap_plan 6
 if [ -x /usr/bin/strace ] && /usr/bin/strace "${opts[@]}" -o "$log" "${cmd[@]}"; then
 	echo "# the distribution's $(/usr/bin/strace -V | head -n 1):"
 	sed 's/^/#   /' "$log"
 fi
 
-n=0
-failed=0
-t() {
-	# t DESCRIPTION COMMAND...: one TAP line.
-	local desc=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		failed=$((failed + 1))
-	fi
-}
-
-t "the patched strace traces 'zerosleep return -- python3' (exit status 0)" \
+check "the patched strace traces 'zerosleep return -- python3' (exit status 0)" \
 	"$strace" "${opts[@]}" -o "$log" "${cmd[@]}"
 echo "# the patched strace ($("$strace" -V | head -n 1)):"
 sed 's/^/#   /' "$log"
-t "PR_SET_TIMERSLACK_ZERO_POLICY is decoded with the policy name PR_TIMERSLACK_ZERO_RETURN" \
+check "PR_SET_TIMERSLACK_ZERO_POLICY is decoded with the policy name PR_TIMERSLACK_ZERO_RETURN" \
 	grep -q 'prctl(PR_SET_TIMERSLACK_ZERO_POLICY, PR_TIMERSLACK_ZERO_RETURN, 0, 0, 0) = 0' "$log"
-t "no prctl is left undecoded (PR_???)" \
+check "no prctl is left undecoded (PR_???)" \
 	bash -c '! grep -q "PR_???" "$1"' - "$log"
-t "the sleep of time.sleep(0) is traced" \
+check "the sleep of time.sleep(0) is traced" \
 	grep -q -E 'clock_nanosleep(_time64)?\(CLOCK_MONOTONIC, TIMER_ABSTIME, .*= 0 <[0-9.]+>$' "$log"
 # The <time> of each sleep, in microseconds.
 sed -n -E 's/^([0-9]+ +)?((clock_)?nanosleep)\(.* = (-?[0-9]+).* <([0-9.]+)>$/\2 \4 \5/p' "$log" |
 	while read -r call rc secs; do
 		echo "# $call = $rc: $(awk -v s="$secs" 'BEGIN { printf "%.0f", s * 1e6 }') us"
 	done
-t "the launcher's policy reaches the traced program (exit status 0)" \
+check "the launcher's policy reaches the traced program (exit status 0)" \
 	"$strace" -f -e trace=prctl -o "$log" "$launcher" return -- \
 	python3 -c 'import ctypes; exit(ctypes.CDLL(None).prctl(0x545a5047, 0, 0, 0, 0) != 1)'
 sed 's/^/#   /' "$log"
-t "the return value of PR_GET_TIMERSLACK_ZERO_POLICY is decoded as PR_TIMERSLACK_ZERO_RETURN" \
+check "the return value of PR_GET_TIMERSLACK_ZERO_POLICY is decoded as PR_TIMERSLACK_ZERO_RETURN" \
 	grep -q 'prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0, 0, 0, 0) = 1 (PR_TIMERSLACK_ZERO_RETURN)' "$log"
-[ $failed -eq 0 ]
+tap_end

@@ -32,10 +32,10 @@ b=$top/build
 hd=$b/hygiene$sfx
 wt=$hd/linux$sfx
 h=$hd/hygiene
-n=0
-bad=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; bad=1; }
+# shellcheck source=scripts/tap.sh
+. "$top/scripts/tap.sh"
+ok() { tap_result 0 "$*"; }
+notok() { tap_result 1 "$*"; }
 
 if [ ! -d "$wt/.git" ] && [ ! -f "$wt/.git" ]; then
 	mkdir -p "$hd"
@@ -169,5 +169,4 @@ for i in "${!cfgs[@]}"; do
 	if [ -z "$new" ]; then ok "CONFIG_$cfg: no new W=1 warnings"; else notok "CONFIG_$cfg: new W=1 warnings"; echo "$new" | sed 's/^/#   /'; fi
 done
 checkout vanilla
-echo "1..$n"
-exit $bad
+tap_end

@@ -17,22 +17,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 apply=$top/scripts/apply-series.sh
 T=$(mktemp -d "$top/build/apply-series.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
+# shellcheck source=scripts/tap.sh
+. "$top/scripts/tap.sh"
 
-check() {
-	local desc=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $desc"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $desc"
-		echo "#   exit status: $rc"
-		sed 's/^/#   /' "$T/log"
-	fi
+# On a failed check: the last run's status and output.
+last_run() {
+	echo "#   exit status: $rc"
+	sed 's/^/#   /' "$T/log"
 }
+tap_on_fail=last_run
 run() { "$apply" "$@" >"$T/log" 2>&1; rc=$?; }
 status_is() { [[ $rc == "$1" ]]; }
 says() { grep -q -- "$1" "$T/log"; }
@@ -180,5 +173,4 @@ ZEROSLEEP_SERIES=$T/series run "$T/v5"
 check "the refusal lists both 6.12 and 7.3" \
 	eval 'status_is 2 && says "6.12, 7.3"'
 
-echo "1..$n"
-((failed == 0))
+tap_end

@@ -28,25 +28,16 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
-n=0
-failed=0
+# shellcheck source=scripts/tap.sh
+. "$top/scripts/tap.sh"
 
-check() {
-	local desc=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $desc"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $desc"
-		[[ -s $T/log ]] && sed 's/^/#   /' "$T/log" | head -n 60
-	fi
-	: >"$T/log"
-}
+# A check's diagnostics: what it wrote to $T/log, emptied after each check.
+show_log() { [[ -s $T/log ]] && sed 's/^/#   /' "$T/log" | head -n 60; }
+empty_log() { : >"$T/log"; }
+tap_on_fail=show_log
+tap_after_check=empty_log
 finish() {
-	echo "1..$n"
-	((failed == 0))
+	tap_end
 	exit
 }
 

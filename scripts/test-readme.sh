@@ -25,22 +25,13 @@ awk '$0 == "$ cat policy.py" { at = 1; next }
      at == 2 && /^```$/ { exit }
      at == 2 { print > "'"$T/want"'" }' "$top/README.md"
 
-n=0 failed=0
-ok() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $2"
-	fi
-}
+# shellcheck source=scripts/tap.sh
+. "$top/scripts/tap.sh"
 [ -s "$T/policy.py" ] && [ -s "$T/want" ]
-ok $? "README shows policy.py ($(wc -l < "$T/policy.py") lines) and what it prints"
+tap_result $? "README shows policy.py ($(wc -l < "$T/policy.py") lines) and what it prints"
 (cd "$T" && LD_LIBRARY_PATH=$B${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 60 python3 policy.py) >"$T/got" 2>&1
 echo "# python3 policy.py printed (exit $?):"
 sed 's/^/#   /' "$T/got"
 cmp -s "$T/want" "$T/got"
-ok $? "README's policy.py prints on this host, without the series, what README shows"
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_result $? "README's policy.py prints on this host, without the series, what README shows"
+tap_end

@@ -28,25 +28,17 @@ CC=${CC:-cc}
 prefix=/usr
 libdir=$prefix/lib
 
-n=0
-failed=0
+# shellcheck source=scripts/tap.sh
+. "$src/../scripts/tap.sh"
 D=$(mktemp -d "${TMPDIR:-/tmp}/zerosleep-install.XXXXXX") || exit 1
 trap 'rm -rf "$D"' EXIT
 dest=$D/root
 
-check() {
-	local desc=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $desc"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $desc"
-		[[ -s $D/log ]] && sed 's/^/#   /' "$D/log"
-	fi
-	: >"$D/log"
-}
+# A check's diagnostics: what it wrote to $D/log, emptied after each check.
+show_log() { [[ -s $D/log ]] && sed 's/^/#   /' "$D/log"; }
+empty_log() { : >"$D/log"; }
+tap_on_fail=show_log
+tap_after_check=empty_log
 
 # run COMMAND...: run it with its output in $D/log for check() to show.
 run() { "$@" >"$D/log" 2>&1; }
@@ -360,5 +352,4 @@ out=$(ldc uninstall "$D/nowhere/lib")
 check "make uninstall from a LIBDIR outside the linker's path runs no ldconfig" \
 	eval '[[ ! -e $D/ldconfig-ran && -z $out ]]'
 
-echo "1..$n"
-((failed == 0))
+tap_end

@@ -34,8 +34,8 @@ if [[ -z ${PYTHON:-} ]]; then
 fi
 NOBODY=65534
 
-n=0
-failed=0
+# shellcheck source=scripts/tap.sh
+. "$here/../../scripts/tap.sh"
 pids=()
 T=$(mktemp -d "${TMPDIR:-/tmp}/zerosleep-cli.XXXXXX") || exit 1
 
@@ -59,23 +59,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# check DESCRIPTION COMMAND...: one test line, passing if COMMAND succeeds.
-# On failure the output of the last launcher run is shown.
-check() {
-	local desc=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $desc"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $desc"
-		echo "#   last run: zerosleep ${last_args:-}"
-		echo "#   exit status: ${rc:-}"
-		sed 's/^/#   stdout: /' "$T/out" 2>/dev/null
-		sed 's/^/#   stderr: /' "$T/err" 2>/dev/null
-	fi
+# check DESCRIPTION COMMAND... (scripts/tap.sh): one test line, passing if
+# COMMAND succeeds.  On failure the output of the last launcher run is
+# shown.
+last_run() {
+	echo "#   last run: zerosleep ${last_args:-}"
+	echo "#   exit status: ${rc:-}"
+	sed 's/^/#   stdout: /' "$T/out" 2>/dev/null
+	sed 's/^/#   stderr: /' "$T/err" 2>/dev/null
 }
+tap_on_fail=last_run
 
 # zs ARG...: run the launcher, keep its status in rc, output in $T/out, err.
 zs() {
@@ -449,8 +442,7 @@ test_unreachable() {
 		check "a static program found in PATH: exit 125 naming the word given" \
 			eval 'unreachable_error "statically linked" && one_error_line "'"'"'zerosleep-test-static'"'"'"'
 	else
-		n=$((n + 1))
-		echo "ok $n - a static program: exit 125 # SKIP $cc -static does not link"
+		tap_skip "a static program: exit 125" "$cc -static does not link"
 	fi
 
 	# Another word size: a real 32-bit program if the compiler makes one,
@@ -492,8 +484,7 @@ test_unreachable() {
 		check "return -- passwd (set-user-ID): exit 125, 'set-user-ID'" \
 			eval 'unreachable_error "set-user-ID"'
 	else
-		n=$((n + 1))
-		echo "ok $n - a set-user-ID program: exit 125 # SKIP no set-user-ID program of another user here"
+		tap_skip "a set-user-ID program: exit 125" "no set-user-ID program of another user here"
 	fi
 }
 
@@ -867,5 +858,4 @@ unsupported)
 	;;
 esac
 
-echo "1..$n"
-((failed == 0))
+tap_end

@@ -21,26 +21,19 @@ ZS=$B/zerosleep
 TS=$B/test-supervised
 read -ra wrapper <<<"${CLI_WRAPPER:-}"
 PYTHON=${PYTHON:-$(command -v python3)}
-n=0
-failed=0
+# shellcheck source=scripts/tap.sh
+. "$here/../../scripts/tap.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/zerosleep-sup.XXXXXX") || exit 1
 chmod 0755 "$T"
 trap 'rm -rf "$T"' EXIT
 
-check() {
-	local desc=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $desc"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $desc"
-		echo "#   last run: zerosleep ${last_args:-} (status ${rc:-})"
-		sed 's/^/#   stdout: /' "$T/out" 2>/dev/null
-		sed 's/^/#   stderr: /' "$T/err" 2>/dev/null
-	fi
+# On a failed check: the last launcher run.
+last_run() {
+	echo "#   last run: zerosleep ${last_args:-} (status ${rc:-})"
+	sed 's/^/#   stdout: /' "$T/out" 2>/dev/null
+	sed 's/^/#   stderr: /' "$T/err" 2>/dev/null
 }
+tap_on_fail=last_run
 
 zs() {
 	last_args="$*"
@@ -274,9 +267,7 @@ if [[ $(id -u) == 0 && ,$mnt, != *,nosuid,* ]]; then
 	check "set-user-ID, with CAP_SYS_ADMIN: supervised, the policy applies" \
 		status_is 0
 else
-	n=$((n + 1))
-	echo "ok $n - set-user-ID programs # SKIP needs root and a suid mount"
+	tap_skip "set-user-ID programs" "needs root and a suid mount"
 fi
 
-echo "1..$n"
-((failed == 0))
+tap_end
