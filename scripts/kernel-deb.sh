@@ -1,0 +1,159 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build a Debian linux-image package of a kernel with the zerosleep series,
+# with the kernel's own "make bindeb-pkg" and a configuration of your own:
+#
+#   scripts/kernel-deb.sh [-o DIR] 6.12|7.3 [CONFIG]
+#
+# (make kernel-deb KERNEL=6.12|7.3 [KCONFIG=CONFIG] [KDEB_DIR=DIR]).
+#
+# The tree is the one that "make tree" keeps under build/: Debian's
+# linux-source-X.Y with the series applied (build/linux for 6.12,
+# build/linux-7.3 for 7.3).  CONFIG defaults to the running system's
+# /boot/config-$(uname -r).  The kernel is built out of tree in DIR/obj
+# (DIR defaults to build/kernel-deb, build/kernel-deb-7.3), never in the
+# source tree nor in build/kernel*, the guests' objdirs; DIR/obj is kept,
+# so that building again is incremental.  The packages land in DIR.
+#
+# The steps: copy CONFIG to DIR/obj/.config; clear SYSTEM_TRUSTED_KEYS and
+# SYSTEM_REVOCATION_KEYS when they name a file that is not there (Debian's
+# configuration names its own certificates, which are not in
+# linux-source); "make olddefconfig"; "make bindeb-pkg" with
+# LOCALVERSION=-zerosleep, so the kernel release (uname -r) and the
+# package name end in -zerosleep (linux-image-6.12.118-zerosleep), and a
+# package version X.Y.Z-zerosleepN, N counting the builds in DIR/obj.
+# Then it prints the packages and how to install and boot them.
+#
+# Environment: LOCALVERSION (default -zerosleep) and KDEB_PKGVERSION
+# replace the suffix and the package version; JOBS (default: CPUs + 1)
+# the number of parallel jobs; DEBFULLNAME and DEBEMAIL the maintainer
+# (bindeb-pkg's own).  The build needs what deps.sh installs (dpkg-dev,
+# debhelper, bc, bison, flex, cpio, kmod, libelf-dev, libssl-dev,
+# libdw-dev, rsync, dwarves for BTF), not root.  The source tree must stay
+# clean: the script fails if the build changed it.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+me='kernel-deb.sh'
+
+usage() {
+	echo "usage: $0 [-o DIR] 6.12|7.3 [CONFIG]" >&2
+	exit 2
+}
+dir=
+while getopts "o:" opt; do
+	case $opt in
+	o) dir=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then usage; fi
+kernel=$1
+case $kernel in
+6.12) sfx= ;;
+7.3) sfx=-7.3 ;;
+*) echo "$me: unknown kernel '$kernel': the series exists for 6.12 and 7.3" >&2; exit 2 ;;
+esac
+config=${2:-/boot/config-$(uname -r)}
+if [ -z "${2:-}" ] && [ ! -r "$config" ]; then
+	echo "$me: no configuration of the running kernel at $config;" >&2
+	echo "$me: name one: make kernel-deb KCONFIG=PATH (or $0 $kernel PATH)" >&2
+	exit 1
+fi
+if [ ! -r "$config" ] || [ -d "$config" ]; then
+	echo "$me: no configuration file at $config" >&2
+	exit 1
+fi
+config=$(realpath "$config")
+
+tree=$top/build/linux$sfx
+if [ ! -d "$tree/.git" ] || [ ! -f "$tree/.git/zerosleep-series.stamp" ]; then
+	echo "$me: no patched tree at $tree: run 'make tree KERNEL=$kernel' first" >&2
+	exit 1
+fi
+# The same path as scripts/build-kernel.sh gives make: a tree reached
+# through a symbolic link is then the same source to kbuild.
+tree=$(realpath "$tree")
+dir=${dir:-$top/build/kernel-deb$sfx}
+b=$(realpath -m "$top/build")
+case $(realpath -m "$dir") in
+"$b"/kernel-deb*) ;;
+"$b"/kernel | "$b"/kernel-*)
+	echo "$me: $dir is where a guest kernel is built; choose another DIR" >&2
+	exit 2
+	;;
+esac
+mkdir -p "$dir/obj"
+dir=$(realpath "$dir")
+obj=$dir/obj
+
+clean_before=$(git -C "$tree" status --porcelain)
+
+# Under "make kernel-deb", make's variables (KERNEL=, KCONFIG=) and
+# options would reach kbuild through MAKEFLAGS: it gets only its own.
+unset MAKEFLAGS MFLAGS
+arch=()
+[ "$(uname -m)" = x86_64 ] && arch=(ARCH=x86_64)
+kmake() { make -s -C "$tree" O="$obj" "${arch[@]}" "$@"; }
+
+export LOCALVERSION=${LOCALVERSION--zerosleep}
+kver=$(kmake kernelversion)
+build=$(( $(cat "$obj/.version" 2>/dev/null || echo 0) + 1 ))
+export KDEB_PKGVERSION=${KDEB_PKGVERSION:-$kver${LOCALVERSION}$build}
+# A Debian version "UPSTREAM-REVISION": the suffix "-zerosleep" is its
+# revision part; without a suffix the build number is.
+case ${KDEB_PKGVERSION} in
+*-*) ;;
+*) KDEB_PKGVERSION=$KDEB_PKGVERSION-$build ;;
+esac
+
+echo "  CONFIG  $obj/.config (from $config)"
+cp "$config" "$obj/.config"
+for k in SYSTEM_TRUSTED_KEYS SYSTEM_REVOCATION_KEYS; do
+	v=$(sed -n "s/^CONFIG_$k=\"\(.*\)\"$/\1/p" "$obj/.config")
+	if [ -n "$v" ] && [ ! -e "$v" ] && [ ! -e "$tree/$v" ] && [ ! -e "$obj/$v" ]; then
+		echo "  CONFIG  CONFIG_$k=\"$v\" is not there: set to \"\""
+		"$tree/scripts/config" --file "$obj/.config" --set-str "$k" ''
+	fi
+done
+kmake olddefconfig
+
+jobs=${JOBS:-$(( $(nproc) + 1 ))}
+echo "  DEB     make bindeb-pkg LOCALVERSION=$LOCALVERSION KDEB_PKGVERSION=$KDEB_PKGVERSION in $obj"
+rm -f "$dir"/*.deb "$dir"/*.buildinfo "$dir"/*.changes
+start=$SECONDS
+# bindeb-pkg writes debian/ into the objdir and the packages into its
+# parent, DIR.
+kmake -j"$jobs" bindeb-pkg > "$dir/bindeb-pkg.log" 2>&1 || {
+	tail -n 40 "$dir/bindeb-pkg.log" >&2
+	echo "$me: make bindeb-pkg failed; its output is in $dir/bindeb-pkg.log" >&2
+	exit 1
+}
+took=$((SECONDS - start))
+
+if [ "$(git -C "$tree" status --porcelain)" != "$clean_before" ]; then
+	echo "$me: the build changed the source tree $tree:" >&2
+	git -C "$tree" status --short >&2
+	exit 1
+fi
+
+release=$(cat "$obj/include/config/kernel.release")
+debarch=$(cat "$obj/debian/arch")
+image=$dir/linux-image-${release}_${KDEB_PKGVERSION}_$debarch.deb
+if [ ! -f "$image" ]; then
+	echo "$me: bindeb-pkg made no $image" >&2
+	exit 1
+fi
+rel() { realpath --relative-to="$PWD" "$1"; }
+echo "$me: built Linux $release, package version $KDEB_PKGVERSION, in ${took}s (log: $(rel "$dir/bindeb-pkg.log")):"
+for f in "$dir"/*.deb; do
+	echo "  $(rel "$f")"
+done
+echo "$me: the kernel is linux-image-$release; linux-headers-$release (if built) is for"
+echo "$me: out-of-tree modules (DKMS); do not install linux-libc-dev, which replaces Debian's."
+echo "$me: install it as root (its hooks put it in /boot, make its initramfs and run update-grub):"
+echo "  sudo apt install ./$(rel "$image")      # or: sudo dpkg -i $(rel "$image")"
+echo "$me: then reboot into it (GRUB's 'Advanced options' if it is not the default);"
+echo "$me: 'uname -r' prints $release and 'cat /proc/self/timerslack_zero_policy' prints 0."
+echo "$me: remove it with: sudo apt remove linux-image-$release"
