@@ -88,9 +88,11 @@ headers: kernel
 # A Debian package of the patched kernel with a configuration of the
 # user's (by default the running system's), built with the kernel's own
 # bindeb-pkg in its own objdir, KDEB_DIR/obj; the packages land in KDEB_DIR.
+# Not "tree", whose "deps" installs all that make test needs: the script
+# makes the tree and names the few packages it needs, if missing.
 KCONFIG  ?=
 KDEB_DIR ?= $(BUILD)/kernel-deb$(KSUFFIX)
-kernel-deb: tree
+kernel-deb:
 	@scripts/kernel-deb.sh -o $(KDEB_DIR) $(KERNEL) $(KCONFIG)
 
 # The selftests that the series carries (selftests/ mirrors the tree's

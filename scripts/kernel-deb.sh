@@ -30,8 +30,10 @@
 # the number of parallel jobs; DEBFULLNAME and DEBEMAIL the maintainer
 # (bindeb-pkg's own).  The build needs what deps.sh installs (dpkg-dev,
 # debhelper, bc, bison, flex, cpio, kmod, libelf-dev, libssl-dev,
-# libdw-dev, rsync, dwarves for BTF), not root.  The source tree must stay
-# clean: the script fails if the build changed it.
+# libdw-dev, rsync, dwarves for BTF: the script names those missing), not
+# root.  It makes the tree when it is not there, or brings it up to date
+# with series/ (scripts/kernel-source.sh, scripts/tree.sh).  The source
+# tree must stay clean: the script fails if the build changed it.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 me='kernel-deb.sh'
@@ -67,11 +69,27 @@ if [ ! -r "$config" ] || [ -d "$config" ]; then
 fi
 config=$(realpath "$config")
 
-tree=$top/build/linux$sfx
-if [ ! -d "$tree/.git" ] || [ ! -f "$tree/.git/zerosleep-series.stamp" ]; then
-	echo "$me: no patched tree at $tree: run 'make tree KERNEL=$kernel' first" >&2
+# What bindeb-pkg and the tree need, by Debian package: only these, not
+# everything that make test installs (scripts/deps.sh).
+need=(dpkg-dev debhelper gcc make libc6-dev bc bison flex cpio kmod libelf-dev libssl-dev
+	rsync perl python3 git xz-utils)
+[ "$kernel" = 7.3 ] && need+=(libdw-dev debian-archive-keyring)
+[ "$kernel" = 6.12 ] && need+=(linux-source-6.12)
+grep -q '^CONFIG_DEBUG_INFO_BTF=y' "$config" && need+=(dwarves)
+missing=()
+for p in "${need[@]}"; do
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" = installed ] || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "$me: the build needs these Debian packages: sudo apt install ${missing[*]}" >&2
 	exit 1
 fi
+
+# The tree: Debian's source with the series applied, made or brought up
+# to date with series/ (nothing to do when it is current).
+tree=$top/build/linux$sfx
+tarball=$("$top/scripts/kernel-source.sh" "$kernel")
+"$top/scripts/tree.sh" "$tree" "$top/series/$kernel" "$tarball"
 # The same path as scripts/build-kernel.sh gives make: a tree reached
 # through a symbolic link is then the same source to kbuild.
 tree=$(realpath "$tree")
