@@ -22,7 +22,7 @@
 # linux-source); "make olddefconfig"; "make bindeb-pkg" with
 # LOCALVERSION=-zerosleep, so the kernel release (uname -r) and the
 # package name end in -zerosleep (linux-image-6.12.118-zerosleep), and a
-# package version X.Y.Z-zerosleepN, N counting the builds in DIR/obj.
+# package version X.Y.Z-zerosleepN, N counting the builds in DIR.
 # Then it prints the packages and how to install and boot them.
 #
 # Environment: LOCALVERSION (default -zerosleep) and KDEB_PKGVERSION
@@ -117,10 +117,13 @@ kmake() { make -s -C "$tree" O="$obj" "${arch[@]}" "$@"; }
 
 export LOCALVERSION=${LOCALVERSION--zerosleep}
 kver=$(kmake kernelversion)
-build=$(( $(cat "$obj/.version" 2>/dev/null || echo 0) + 1 ))
-export KDEB_PKGVERSION=${KDEB_PKGVERSION:-$kver${LOCALVERSION}$build}
-# A Debian version "UPSTREAM-REVISION": the suffix "-zerosleep" is its
-# revision part; without a suffix the build number is.
+# The builds in DIR are counted in DIR/build-number: kbuild's own count,
+# .version, does not move when KBUILD_BUILD_VERSION is set, as the
+# package's debian/rules sets it (to the version's revision).
+build=$(( $(cat "$dir/build-number" 2>/dev/null || echo 0) + 1 ))
+# A Debian version "UPSTREAM-REVISION": the suffix "-zerosleep" and the
+# build number are its revision, "zerosleepN"; without a suffix, "N".
+export KDEB_PKGVERSION=${KDEB_PKGVERSION:-$kver${LOCALVERSION:--}$build}
 case ${KDEB_PKGVERSION} in
 *-*) ;;
 *) KDEB_PKGVERSION=$KDEB_PKGVERSION-$build ;;
@@ -149,6 +152,7 @@ kmake -j"$jobs" bindeb-pkg > "$dir/bindeb-pkg.log" 2>&1 || {
 	exit 1
 }
 took=$((SECONDS - start))
+echo "$build" > "$dir/build-number"
 
 if [ "$(git -C "$tree" status --porcelain)" != "$clean_before" ]; then
 	echo "$me: the build changed the source tree $tree:" >&2
