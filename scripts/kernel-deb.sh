@@ -105,6 +105,13 @@ esac
 mkdir -p "$dir/obj"
 dir=$(realpath "$dir")
 obj=$dir/obj
+# bindeb-pkg puts the packages into the parent of the objdir it works in:
+# a link would send them, and the build, elsewhere.  An objdir of
+# scripts/build-kernel.sh (its stamp) is a guest kernel's.
+if [ -L "$obj" ] || [ -e "$obj/.zerosleep-stamp" ]; then
+	echo "$me: $obj is a link or a guest kernel's objdir (scripts/build-kernel.sh): choose another DIR" >&2
+	exit 2
+fi
 
 clean_before=$(git -C "$tree" status --porcelain)
 

@@ -70,7 +70,10 @@ fi
 # ---- build ------------------------------------------------------------
 
 start=$SECONDS
-cp -a --reflink=auto "$guest" "$D/obj"
+# The objdir itself, not a link to it (build/kernel may be one).
+cp -a --reflink=auto "$(realpath "$guest")" "$D/obj"
+# build-kernel.sh's stamp: kernel-deb.sh refuses a guest's objdir.
+rm -f "$D/obj/.zerosleep-stamp"
 cp "$guest/.config" "$D/guest.config"
 touch "$D/seeded"
 echo "# seeding $D/obj from ${guest#"$top"/} took $((SECONDS - start)) s ($(du -sh "$D/obj" | cut -f1))"
