@@ -4,17 +4,20 @@
 # Build a Debian linux-image package of a kernel with the zerosleep series,
 # with the kernel's own "make bindeb-pkg" and a configuration of your own:
 #
-#   scripts/kernel-deb.sh [-o DIR] 6.12|7.3 [CONFIG]
+#   scripts/kernel-deb.sh [-o OBJDIR] 6.12|7.3 [CONFIG]
 #
-# (make kernel-deb KERNEL=6.12|7.3 [KCONFIG=CONFIG] [KDEB_DIR=DIR]).
+# (make kernel-deb KERNEL=6.12|7.3 [KCONFIG=CONFIG] [KDEB_DIR=OBJDIR]).
 #
 # The tree is the one that "make tree" keeps under build/: Debian's
 # linux-source-X.Y with the series applied (build/linux for 6.12,
 # build/linux-7.3 for 7.3).  CONFIG defaults to the running system's
-# /boot/config-$(uname -r).  The kernel is built out of tree in DIR/obj
-# (DIR defaults to build/kernel-deb, build/kernel-deb-7.3), never in the
-# source tree nor in build/kernel*, the guests' objdirs; DIR/obj is kept,
-# so that building again is incremental.  The packages land in DIR.
+# /boot/config-$(uname -r).  The kernel is built out of tree in OBJDIR
+# (default build/kernel-deb, build/kernel-deb-7.3: under build/, beside
+# the tree, as the guests' objdirs are, so that ccache's relative paths
+# are the same), never in the source tree nor in build/kernel*, the
+# guests' objdirs; OBJDIR is kept, so that building again is incremental.
+# bindeb-pkg writes the packages beside OBJDIR: they are moved into
+# OBJDIR/packages.
 #
 # The steps: copy CONFIG to DIR/obj/.config; clear SYSTEM_TRUSTED_KEYS and
 # SYSTEM_REVOCATION_KEYS when they name a file that is not there (Debian's
@@ -22,7 +25,7 @@
 # linux-source); "make olddefconfig"; "make bindeb-pkg" with
 # LOCALVERSION=-zerosleep, so the kernel release (uname -r) and the
 # package name end in -zerosleep (linux-image-6.12.118-zerosleep), and a
-# package version X.Y.Z-zerosleepN, N counting the builds in DIR.
+# package version X.Y.Z-zerosleepN, N counting the builds in OBJDIR.
 # Then it prints the packages and how to install and boot them.
 #
 # Environment: LOCALVERSION (default -zerosleep) and KDEB_PKGVERSION
@@ -39,7 +42,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 me='kernel-deb.sh'
 
 usage() {
-	echo "usage: $0 [-o DIR] 6.12|7.3 [CONFIG]" >&2
+	echo "usage: $0 [-o OBJDIR] 6.12|7.3 [CONFIG]" >&2
 	exit 2
 }
 dir=
@@ -102,16 +105,16 @@ case $(realpath -m "$dir") in
 	exit 2
 	;;
 esac
-mkdir -p "$dir/obj"
-dir=$(realpath "$dir")
-obj=$dir/obj
+mkdir -p "$dir"
 # bindeb-pkg puts the packages into the parent of the objdir it works in:
-# a link would send them, and the build, elsewhere.  An objdir of
+# through a link they would go elsewhere.  An objdir of
 # scripts/build-kernel.sh (its stamp) is a guest kernel's.
-if [ -L "$obj" ] || [ -e "$obj/.zerosleep-stamp" ]; then
-	echo "$me: $obj is a link or a guest kernel's objdir (scripts/build-kernel.sh): choose another DIR" >&2
+if [ -L "$dir" ] || [ -e "$dir/.zerosleep-stamp" ]; then
+	echo "$me: $dir is a link or a guest kernel's objdir (scripts/build-kernel.sh): choose another" >&2
 	exit 2
 fi
+obj=$(realpath "$dir")
+pkgs=$obj/packages
 
 clean_before=$(git -C "$tree" status --porcelain)
 
@@ -124,10 +127,10 @@ kmake() { make -s -C "$tree" O="$obj" "${arch[@]}" "$@"; }
 
 export LOCALVERSION=${LOCALVERSION--zerosleep}
 kver=$(kmake kernelversion)
-# The builds in DIR are counted in DIR/build-number: kbuild's own count,
+# The builds in OBJDIR are counted in OBJDIR/build-number: kbuild's own count,
 # .version, does not move when KBUILD_BUILD_VERSION is set, as the
 # package's debian/rules sets it (to the version's revision).
-build=$(( $(cat "$dir/build-number" 2>/dev/null || echo 0) + 1 ))
+build=$(( $(cat "$obj/build-number" 2>/dev/null || echo 0) + 1 ))
 # A Debian version "UPSTREAM-REVISION": the suffix "-zerosleep" and the
 # build number are its revision, "zerosleepN"; without a suffix, "N".
 export KDEB_PKGVERSION=${KDEB_PKGVERSION:-$kver${LOCALVERSION:--}$build}
@@ -149,17 +152,24 @@ kmake olddefconfig
 
 jobs=${JOBS:-$(( $(nproc) + 1 ))}
 echo "  DEB     make bindeb-pkg LOCALVERSION=$LOCALVERSION KDEB_PKGVERSION=$KDEB_PKGVERSION in $obj"
-rm -f "$dir"/*.deb "$dir"/*.buildinfo "$dir"/*.changes
+rm -rf "$pkgs"
 start=$SECONDS
 # bindeb-pkg writes debian/ into the objdir and the packages into its
-# parent, DIR.
-kmake -j"$jobs" bindeb-pkg > "$dir/bindeb-pkg.log" 2>&1 || {
-	tail -n 40 "$dir/bindeb-pkg.log" >&2
-	echo "$me: make bindeb-pkg failed; its output is in $dir/bindeb-pkg.log" >&2
+# parent, build/.
+log=$obj/bindeb-pkg.log
+kmake -j"$jobs" bindeb-pkg > "$log" 2>&1 || {
+	tail -n 40 "$log" >&2
+	echo "$me: make bindeb-pkg failed; its output is in $log" >&2
 	exit 1
 }
 took=$((SECONDS - start))
-echo "$build" > "$dir/build-number"
+mkdir -p "$pkgs"
+# What dpkg-buildpackage wrote: debian/files lists the packages.
+while read -r f _; do
+	mv "$obj/../$f" "$pkgs/"
+done < "$obj/debian/files"
+mv "$obj/../linux-upstream_${KDEB_PKGVERSION}_"*.buildinfo "$obj/../linux-upstream_${KDEB_PKGVERSION}_"*.changes "$pkgs/" 2>/dev/null || true
+echo "$build" > "$obj/build-number"
 
 if [ "$(git -C "$tree" status --porcelain)" != "$clean_before" ]; then
 	echo "$me: the build changed the source tree $tree:" >&2
@@ -169,14 +179,14 @@ fi
 
 release=$(cat "$obj/include/config/kernel.release")
 debarch=$(cat "$obj/debian/arch")
-image=$dir/linux-image-${release}_${KDEB_PKGVERSION}_$debarch.deb
+image=$pkgs/linux-image-${release}_${KDEB_PKGVERSION}_$debarch.deb
 if [ ! -f "$image" ]; then
 	echo "$me: bindeb-pkg made no $image" >&2
 	exit 1
 fi
 rel() { realpath --relative-to="$PWD" "$1"; }
-echo "$me: built Linux $release, package version $KDEB_PKGVERSION, in ${took}s (log: $(rel "$dir/bindeb-pkg.log")):"
-for f in "$dir"/*.deb; do
+echo "$me: built Linux $release, package version $KDEB_PKGVERSION, in ${took}s (log: $(rel "$log")):"
+for f in "$pkgs"/*.deb; do
 	echo "  $(rel "$f")"
 done
 echo "$me: the kernel is linux-image-$release; linux-headers-$release (if built) is for"

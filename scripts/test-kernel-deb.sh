@@ -9,8 +9,11 @@
 # guest kernel's objdir (build/kernel, build/kernel-7.3), which make test
 # has just built: bindeb-pkg then recompiles only the few files that the
 # new kernel release (-zerosleep) and build version touch, and relinks.
-# The copy, build/kernel-deb-test[-7.3], is removed when every check
-# passed and left for inspection otherwise.  Checked: make kernel-deb
+# The copy, build/kernel-deb-test[-7.3] (beside the tree, as the guest's
+# objdir: ccache gives the compiler paths relative to the objdir, which
+# kbuild's dependency records keep), and the test's files,
+# build/test-kernel-deb[-7.3], are removed when every check passed and
+# left for inspection otherwise.  Checked: make kernel-deb
 # succeeds and rebuilds only those files; the kernel release and the
 # package carry the suffix; the package holds the image, System.map, the
 # configuration, the modules directory and the maintainer scripts that
@@ -31,7 +34,8 @@ case $k in
 esac
 guest=$top/build/kernel$sfx
 tree=$top/build/linux$sfx
-D=$top/build/kernel-deb-test$sfx
+O=$top/build/kernel-deb-test$sfx
+D=$top/build/test-kernel-deb$sfx
 n=0
 failed=0
 check() {
@@ -50,15 +54,15 @@ check() {
 finish() {
 	echo "1..$n"
 	if ((failed == 0)); then
-		rm -rf "$D"
+		rm -rf "$D" "$O"
 	else
-		echo "# $failed failed: $D is left for inspection"
+		echo "# $failed failed: $D and $O are left for inspection"
 	fi
 	((failed == 0))
 	exit
 }
 
-rm -rf "$D"
+rm -rf "$D" "$O"
 mkdir -p "$D"
 : >"$D/log"
 if [[ ! -f $guest/arch/x86/boot/bzImage || ! -f $guest/.config ]]; then
@@ -71,34 +75,34 @@ fi
 
 start=$SECONDS
 # The objdir itself, not a link to it (build/kernel may be one).
-cp -a --reflink=auto "$(realpath "$guest")" "$D/obj"
+cp -a --reflink=auto "$(realpath "$guest")" "$O"
 # build-kernel.sh's stamp: kernel-deb.sh refuses a guest's objdir.
-rm -f "$D/obj/.zerosleep-stamp"
+rm -f "$O/.zerosleep-stamp"
 cp "$guest/.config" "$D/guest.config"
 touch "$D/seeded"
-echo "# seeding $D/obj from ${guest#"$top"/} took $((SECONDS - start)) s ($(du -sh "$D/obj" | cut -f1))"
+echo "# seeding ${O#"$top"/} from ${guest#"$top"/} took $((SECONDS - start)) s ($(du -sh "$O" | cut -f1))"
 tree_before=$(git -C "$tree" status --porcelain 2>&1)
 kver=$(make -s -C "$tree" kernelversion)
 
 start=$SECONDS
-make -s kernel-deb KERNEL="$k" KCONFIG="$D/guest.config" KDEB_DIR="$D" >"$D/make.log" 2>&1
+make -s kernel-deb KERNEL="$k" KCONFIG="$D/guest.config" KDEB_DIR="$O" >"$D/make.log" 2>&1
 rc=$?
 took=$((SECONDS - start))
 echo "# make kernel-deb KERNEL=$k KCONFIG=<the guest's> from the seeded objdir took $took s:"
 sed 's/^/#   /' "$D/make.log"
-tail -n 30 "$D/bindeb-pkg.log" >"$D/log" 2>/dev/null
+tail -n 30 "$O/bindeb-pkg.log" >"$D/log" 2>/dev/null
 check "make kernel-deb KERNEL=$k with the guest's configuration: exit 0" eval '[[ $rc == 0 ]]'
 ((rc == 0)) || finish
 
 # Only what the release and version strings touch is compiled again: a
 # few files, not a cold build (thousands of objects).
-mapfile -t rebuilt < <(cd "$D/obj" && find . -name '*.o' -newer "$D/seeded" ! -path './debian/*' | sort)
+mapfile -t rebuilt < <(cd "$O" && find . -name '*.o' -newer "$D/seeded" ! -path './debian/*' | sort)
 printf '%s\n' "${rebuilt[@]}" >"$D/log"
-echo "# objects compiled again: ${#rebuilt[@]} (of $(find "$D/obj" -name '*.o' ! -path '*/debian/*' | wc -l))"
+echo "# objects compiled again: ${#rebuilt[@]} (of $(find "$O" -name '*.o' ! -path '*/debian/*' | wc -l))"
 check "bindeb-pkg reused the seeded objdir: ${#rebuilt[@]} objects compiled again (at most 60)" \
 	eval '((${#rebuilt[@]} <= 60))'
 
-release=$(cat "$D/obj/include/config/kernel.release")
+release=$(cat "$O/include/config/kernel.release")
 echo "$release" >"$D/log"
 check "the kernel release is $kver-zerosleep ($release)" eval '[[ $release == "$kver-zerosleep" ]]'
 
@@ -109,13 +113,13 @@ check "the source tree ${tree#"$top"/} is unchanged and clean (git status)" \
 # ---- the package ------------------------------------------------------
 
 shopt -s nullglob
-debs=("$D"/linux-image-"$release"_*.deb)
+debs=("$O"/packages/linux-image-"$release"_*.deb)
 shopt -u nullglob
-ls -l "$D"/*.deb >"$D/log" 2>&1
+ls -l "$O"/packages >"$D/log" 2>&1
 check "it built one linux-image-$release package" eval '((${#debs[@]} == 1))'
 ((${#debs[@]} == 1)) || finish
 deb=${debs[0]}
-for f in "$D"/*.deb; do echo "# ${f#"$D"/}: $(du -h "$f" | cut -f1)"; done
+for f in "$O"/packages/*.deb; do echo "# ${f#"$O"/}: $(du -h "$f" | cut -f1)"; done
 
 pkg=$(dpkg-deb -f "$deb" Package)
 ver=$(dpkg-deb -f "$deb" Version)
@@ -146,7 +150,7 @@ check "its postinst runs /etc/kernel/postinst.d's hooks (initramfs, update-grub)
 dpkg-deb -x "$deb" "$D/root"
 img=$D/root/boot/vmlinuz-$release
 check "its vmlinuz is the image that bindeb-pkg built" \
-	cmp "$img" "$D/obj/arch/x86/boot/bzImage"
+	cmp "$img" "$O/arch/x86/boot/bzImage"
 # The setup header's kernel_version field: a pointer, less 0x200, at 0x20e.
 off=$(od -An -tu2 -j $((0x20e)) -N2 "$img" | tr -d ' ')
 banner=$(dd if="$img" bs=1 skip=$((off + 0x200)) count=200 2>/dev/null | tr '\0' '\n' | head -n 1)
