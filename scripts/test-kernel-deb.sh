@@ -78,6 +78,16 @@ start=$SECONDS
 cp -a --reflink=auto "$(realpath "$guest")" "$O"
 # build-kernel.sh's stamp: kernel-deb.sh refuses a guest's objdir.
 rm -f "$O/.zerosleep-stamp"
+# objtool's build (tools/) records the objdir's absolute path: left as it
+# is, objtool is rebuilt, and with it every object.  The records are
+# moved to the copy, their times kept.
+g=$(realpath "$guest")
+grep -rlZ -F "$g/" --include='.*.cmd' --include='*.d' "$O/tools" 2>/dev/null |
+	while IFS= read -r -d '' f; do
+		t=$(stat -c %y "$f")
+		sed -i "s|$g/|$O/|g" "$f"
+		touch -d "$t" "$f"
+	done
 cp "$guest/.config" "$D/guest.config"
 touch "$D/seeded"
 echo "# seeding ${O#"$top"/} from ${guest#"$top"/} took $((SECONDS - start)) s ($(du -sh "$O" | cut -f1))"
