@@ -15,8 +15,8 @@
 #   make kernel-deb [KCONFIG=path] [KDEB_DIR=dir]
 #                   a Debian linux-image package of the patched kernel
 #                   (bindeb-pkg), configured by KCONFIG (default: the
-#                   running system's /boot/config-$(uname -r)), into
-#                   build/kernel-deb (scripts/kernel-deb.sh)
+#                   running system's /boot/config-$(uname -r)), built in
+#                   build/kernel-deb, into its packages/ (scripts/kernel-deb.sh)
 #
 #   make lib        build libzerosleep, the preload fallback and the launcher
 #                   into build/libc-wrapper (no kernel); says where they are
@@ -87,7 +87,7 @@ headers: kernel
 
 # A Debian package of the patched kernel with a configuration of the
 # user's (by default the running system's), built with the kernel's own
-# bindeb-pkg in its own objdir, KDEB_DIR/obj; the packages land in KDEB_DIR.
+# bindeb-pkg in its own objdir, KDEB_DIR; the packages land in KDEB_DIR/packages.
 # Not "tree", whose "deps" installs all that make test needs: the script
 # makes the tree and names the few packages it needs, if missing.
 KCONFIG  ?=
