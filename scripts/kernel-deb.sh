@@ -19,7 +19,7 @@
 # bindeb-pkg writes the packages beside OBJDIR: they are moved into
 # OBJDIR/packages.
 #
-# The steps: copy CONFIG to DIR/obj/.config; clear SYSTEM_TRUSTED_KEYS and
+# The steps: copy CONFIG to OBJDIR/.config; clear SYSTEM_TRUSTED_KEYS and
 # SYSTEM_REVOCATION_KEYS when they name a file that is not there (Debian's
 # configuration names its own certificates, which are not in
 # linux-source); "make olddefconfig"; "make bindeb-pkg" with
@@ -101,7 +101,7 @@ b=$(realpath -m "$top/build")
 case $(realpath -m "$dir") in
 "$b"/kernel-deb*) ;;
 "$b"/kernel | "$b"/kernel-*)
-	echo "$me: $dir is where a guest kernel is built; choose another DIR" >&2
+	echo "$me: $dir is where a guest kernel is built; choose another OBJDIR" >&2
 	exit 2
 	;;
 esac
