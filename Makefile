@@ -13,6 +13,11 @@
 #   make bench      benchmark vanilla and patched 6.12 and 7.3
 #   make bench-supervisor  the launcher's supervised fallback, on this host
 #   make strace     build strace 7.2 with strace/series and run its new tests
+#   make kernel-deb [KCONFIG=path] [KDEB_DIR=dir]
+#                   a Debian linux-image package of the patched kernel
+#                   (bindeb-pkg), configured by KCONFIG (default: the
+#                   running system's /boot/config-$(uname -r)), built in
+#                   build/kernel-deb, into its packages/ (scripts/kernel-deb.sh)
 #
 #   make lib        build libzerosleep, the preload fallback and the launcher
 #                   into build/libc-wrapper (no kernel); says where they are
@@ -56,7 +61,8 @@ KSFT_OUT := $(BUILD)/selftests$(KSUFFIX)
 CC       ?= cc
 
 .PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench bench-supervisor hardening \
-	series check-series check-uapi uapi checkpatch install uninstall loop-figures clean distclean help strace
+	series check-series check-uapi uapi checkpatch install uninstall loop-figures clean distclean help strace \
+	kernel-deb
 
 # The default: the userspace only, safe in a fresh checkout as any user.
 # The targets that build kernels (demo, test, kernel...) install Debian
@@ -79,6 +85,16 @@ kernel: tree
 	@scripts/build-kernel.sh $(TREE) $(KOBJ) qemu/kernel.config qemu/kernel-$(KERNEL).config
 
 headers: kernel
+
+# A Debian package of the patched kernel with a configuration of the
+# user's (by default the running system's), built with the kernel's own
+# bindeb-pkg in its own objdir, KDEB_DIR; the packages land in KDEB_DIR/packages.
+# Not "tree", whose "deps" installs all that make test needs: the script
+# makes the tree and names the few packages it needs, if missing.
+KCONFIG  ?=
+KDEB_DIR ?= $(BUILD)/kernel-deb$(KSUFFIX)
+kernel-deb:
+	@scripts/kernel-deb.sh -o $(KDEB_DIR) $(KERNEL) $(KCONFIG)
 
 # The selftests that the series carries (selftests/ mirrors the tree's
 # tools/testing/selftests/) are copied into the tree, where the tree's own
@@ -195,7 +211,7 @@ loop-figures: lib
 	@doc/loop-figures.sh $(BUILD)/libc-wrapper
 
 clean:
-	rm -rf $(KOBJ) $(KSFT_OUT) $(BUILD)/libc-wrapper $(BUILD)/demo $(BUILD)/run
+	rm -rf $(KOBJ) $(KDEB_DIR) $(KSFT_OUT) $(BUILD)/libc-wrapper $(BUILD)/demo $(BUILD)/run
 
 distclean:
 	rm -rf $(BUILD)

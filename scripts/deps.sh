@@ -9,6 +9,11 @@ pkgs=(
 	# kernel tree and build
 	linux-source-6.12 xz-utils git make gcc libc6-dev flex bison bc
 	libelf-dev libssl-dev perl python3 kmod
+	# the kernel's bindeb-pkg (scripts/kernel-deb.sh), beside the above
+	# and dpkg-dev and debhelper below: cpio (kheaders), rsync (its
+	# headers_install), libdw-dev (7.3's build dependencies), dwarves
+	# (pahole, for the BTF of a Debian configuration)
+	cpio rsync libdw-dev dwarves
 	# the guest
 	qemu-system-x86 seabios
 	# guest tools and tests

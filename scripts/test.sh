@@ -397,6 +397,17 @@ for k in "${kernels[@]}"; do
 	build_step "patched kernel $k${variant:+ ($variant)}" scripts/build-kernel.sh "$(ktree "$k")" "$(kobj "$k")" "${frags[@]//@/$k}"
 	phase_end kernel-$k${variant:+-$variant}
 done
+# The kernel as a Debian package (make kernel-deb), for one kernel only:
+# with the guest's configuration, from a copy of the objdir just built, so
+# bindeb-pkg recompiles a few files and relinks; then the packaged image
+# boots in the guest (scripts/test-kernel-deb.sh).
+kdeb=6.12
+if [ $fatal -eq 0 ] && [ -z "$variant" ] && [ -z "$guests_only" ] && [[ " ${kernels[*]} " == *" $kdeb "* ]]; then
+	phase_start kernel-deb-$kdeb
+	mkdir -p "$res/$kdeb"
+	tap "$kdeb/kernel-deb" scripts/test-kernel-deb.sh "$kdeb"
+	phase_end kernel-deb-$kdeb
+fi
 # The kernel of the make test-debug that runs beside the guests.
 for k in $debug_kernel; do
 	[ $fatal -eq 0 ] || break
