@@ -124,19 +124,21 @@ cfgs=(HIGH_RES_TIMERS=n SMP=n POSIX_TIMERS=n PREEMPT_RT=y)
 pids=()
 for cfg in "${cfgs[@]}"; do
 	(
-		obj=$hd/cfg-$cfg
-		frag=$hd/cfg-$cfg.config
+		# No "=" in an objdir's name: 6.12's tools/objtool Makefile
+		# cannot link libsubcmd from such a path.
+		obj=$hd/cfg-${cfg/=/-}
+		frag=$obj.config
 		extra=()
 		[ "$cfg" = POSIX_TIMERS=n ] && extra=(kernel/time/posix-stubs.o)
 		printf 'CONFIG_%s\n' "$cfg" > "$frag"
 		if [ "${cfg#*=}" = n ]; then
-			configure "$obj" "$top/qemu/kernel.config" "$vfrag" "$frag" > "$h-cfg-$cfg.log" 2>&1 &&
+			configure "$obj" "$top/qemu/kernel.config" "$vfrag" "$frag" > "$h-cfg-${cfg/=/-}.log" 2>&1 &&
 				! grep -q "^CONFIG_${cfg%=*}=" "$obj/.config" || exit 1
 		else
-			configure "$obj" "$top/qemu/kernel.config" "$frag" > "$h-cfg-$cfg.log" 2>&1 &&
+			configure "$obj" "$top/qemu/kernel.config" "$frag" > "$h-cfg-${cfg/=/-}.log" 2>&1 &&
 				grep -qx "CONFIG_$cfg" "$obj/.config" || exit 1
 		fi
-		compile "$obj" "$h-cfg-$cfg.log" W=1 "${extra[@]}"
+		compile "$obj" "$h-cfg-${cfg/=/-}.log" W=1 "${extra[@]}"
 	) &
 	pids+=($!)
 done
@@ -160,12 +162,12 @@ for i in "${!cfgs[@]}"; do
 	[ "$cfg" = POSIX_TIMERS=n ] && extra=kernel/time/posix-stubs.o
 	if ! wait "${pids[$i]}"; then
 		notok "CONFIG_$cfg: compile"
-		sed 's/^/#   /' "$h-cfg-$cfg.log" 2>/dev/null | head -n 30
+		sed 's/^/#   /' "$h-cfg-${cfg/=/-}.log" 2>/dev/null | head -n 30
 		continue
 	fi
 	ok "CONFIG_$cfg: ${objs[*]}${extra:+ $extra} compile"
 	[ "$cfg" = PREEMPT_RT=y ] || continue
-	new=$(comm -13 <(warnings "$h-w1-vanilla.log") <(warnings "$h-cfg-$cfg.log"))
+	new=$(comm -13 <(warnings "$h-w1-vanilla.log") <(warnings "$h-cfg-${cfg/=/-}.log"))
 	if [ -z "$new" ]; then ok "CONFIG_$cfg: no new W=1 warnings"; else notok "CONFIG_$cfg: new W=1 warnings"; echo "$new" | sed 's/^/#   /'; fi
 done
 checkout vanilla
