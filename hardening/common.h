@@ -37,6 +37,7 @@
 #endif
 
 #include "../selftests/timers/zero_sleep_policy.h"
+#include "monotonic-probe.h"
 
 #ifndef CLONE_NEWTIME
 # define CLONE_NEWTIME		0x00000080
@@ -169,12 +170,27 @@ static inline long zs_nvcsw(void)
 		ASSERT_NE(ZS_EARLY_UNKNOWN, zs_probe_early_return())	\
 			TH_LOG("the probe cannot tell whether the kernel " \
 			       "returns early from expired sleeps");	\
+		ASSERT_NE(ZS_MONO_UNKNOWN, zs_probe_monotonic())	\
+			TH_LOG("the probe cannot tell whether expired "	\
+			       "CLOCK_MONOTONIC sleeps wait");		\
 	} while (0)
 
 /* Whether the kernel returns early; ZS_ASSERT_PROBED() must have passed. */
 static inline bool zs_kernel_returns_early(void)
 {
 	return zs_probe_early_return() == ZS_EARLY_RETURN;
+}
+
+/*
+ * Whether DEFAULT's expired sleeps on CLOCK_MONOTONIC's clock base (relative
+ * CLOCK_MONOTONIC and CLOCK_REALTIME, absolute CLOCK_MONOTONIC, and so
+ * sleep(0), usleep(0) and libc's nanosleep()) wait for the slack: on every
+ * kernel but PREEMPT_RT with the early return (monotonic-probe.h).
+ * ZS_ASSERT_PROBED() must have passed.
+ */
+static inline bool zs_monotonic_waits(void)
+{
+	return zs_probe_monotonic() == ZS_MONO_WAITS;
 }
 
 /* Whether a zero-length sleep under @policy must sleep on this kernel. */
