@@ -485,12 +485,16 @@ static void handle(struct supervisor *s)
 		respond(s, req.id, 1);
 		return;
 	}
+	/*
+	 * No SECCOMP_IOCTL_NOTIF_ID_VALID after reading the caller's memory:
+	 * what was read only decides the answer to this notification.  While
+	 * the caller waits for it, its pid cannot be reused, so the memory
+	 * was its own; once it has gone (killed, or a signal took it out of
+	 * the call, which then makes a new notification), the answer fails
+	 * with ENOENT, and reading another task's memory changed nothing.
+	 */
 	late = call == CALL_OTHER ? -1 :
 	       zero_length(s, &req.data, call, layout, (pid_t)req.pid);
-	/* Was the memory read that of the caller?  (Its pid may be reused.) */
-	if (late >= 0 &&
-	    ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) < 0)
-		return;
 	if (late < 0) {
 		respond(s, req.id, 1);
 		return;
