@@ -105,7 +105,7 @@ grep -q '^ok' "$out/guest_clock.tap" || exit 3
 # run misses ticks, and the spin is charged one tick for several: on a
 # busy host these checks fail.  When scripts/test.sh boots guests side by
 # side, it leaves "quiet-arbiter" in $ZEROSLEEP_OUT and gives the guests
-# turns, two at a time (one spinning vCPU per host core): each runs
+# turns, one at a time (the spinning vCPU gets a host core and more): each runs
 # posix_timers first, in its turn, while the others wait and nothing
 # compiles on the host.  Ask for the turn, wait for it, give it back, and
 # wait until every guest has had its own (at most 600 s each).
