@@ -6,8 +6,8 @@
 #                   user who types it; installs nothing, builds no kernel
 #   make demo       boot the patched kernel and show the four policies
 #   make test       build both kernels and everything else, run every test
-#   make test-debug the guest tests again, on a kernel with KASAN, UBSAN
-#                   and lockdep (ZEROSLEEP_RT=1: and PREEMPT_RT)
+#   make test-debug the guest tests again, on a PREEMPT_RT kernel with
+#                   KASAN, UBSAN and lockdep
 #   make run CMD=.. run a command in the guest, exit with its status
 #   make series     regenerate series/X.Y/ from the kernel tree in build/
 #   make bench      benchmark vanilla and patched 6.12 and 7.3

@@ -7,7 +7,7 @@
 #
 # make test-debug (--debug [KERNEL]): the guest tests of the kernel on one kernel
 # (6.12 unless KERNEL says 7.3) built with KASAN, UBSAN, lockdep and debug
-# objects (qemu/debug.config; ZEROSLEEP_RT=1 adds PREEMPT_RT, qemu/rt.config);
+# objects (qemu/debug.config), and PREEMPT_RT (qemu/rt.config);
 # the console is scanned for their reports.  The host checks are left to
 # make test.
 #
@@ -37,11 +37,9 @@ cd "$top"
 variant=
 # The configuration fragments of a kernel: the guest's, then either its
 # version's preemption model (Debian's) or, for the debug kernel, the
-# debug options (and with ZEROSLEEP_RT=1, PREEMPT_RT).  "@" stands for
-# the version.
+# debug options and PREEMPT_RT.  "@" stands for the version.
 frags=(qemu/kernel.config qemu/kernel-@.config)
-debug_frags=(qemu/kernel.config qemu/debug.config)
-rt=
+debug_frags=(qemu/kernel.config qemu/debug.config qemu/rt.config)
 res=$top/build/test
 kernels=(${ZEROSLEEP_KERNELS:-6.12 7.3})
 [ "${CI:-}" = true ] && kernels=(6.12 7.3)
@@ -52,14 +50,7 @@ if [ "${1:-}" = "--debug" ]; then
 	kernels=("${2:-6.12}")
 	[ "${3:-}" = --guests-only ] && guests_only=1
 	frags=("${debug_frags[@]}")
-	# make test-debug with ZEROSLEEP_RT=1: a PREEMPT_RT debug kernel, in
-	# objdirs and results of its own (build/kernel-X.Y-debug-rt,
-	# build/test-debug-rt).  Not beside make test's guests.
-	if [ "${ZEROSLEEP_RT:-}" = 1 ] && [ -z "$guests_only" ]; then
-		rt=-rt
-		frags+=(qemu/rt.config)
-	fi
-	res=$top/build/test-debug$rt
+	res=$top/build/test-debug
 	# KASAN and lockdep under TCG run tens of times slower than the plain
 	# kernel, and RCU's stall limit (21 s by default) is wall time: give
 	# it the margin that a slow or loaded CI host needs.  A real stall in
@@ -76,7 +67,7 @@ fi
 # Where each kernel lives under build/: 6.12 keeps the one-kernel names.
 sfx() { [ "$1" = 6.12 ] || echo "-$1"; }
 ktree() { echo "build/linux$(sfx "$1")"; }
-kobj() { echo "build/kernel$(sfx "$1")${variant:+-$variant}$rt"; }
+kobj() { echo "build/kernel$(sfx "$1")${variant:+-$variant}"; }
 ksft() { echo "build/selftests$(sfx "$1")"; }
 rm -rf "$res"
 mkdir -p "$res/ccache"
