@@ -30,8 +30,10 @@
 #
 # Environment: LOCALVERSION (default -zerosleep) and KDEB_PKGVERSION
 # replace the suffix and the package version; JOBS (default: CPUs + 1)
-# the number of parallel jobs; DEBFULLNAME and DEBEMAIL the maintainer
-# (bindeb-pkg's own).  The build needs what deps.sh installs (dpkg-dev,
+# the number of parallel jobs; DEBFULLNAME and DEBEMAIL the maintainer,
+# and KDEB_COMPRESS the packages' compressor (bindeb-pkg's own: zstd
+# packs the large -dbg package of a configuration with debug information
+# much faster than xz).  The build needs what deps.sh installs (dpkg-dev,
 # debhelper, bc, bison, flex, cpio, kmod, libelf-dev, libssl-dev,
 # libdw-dev, rsync, dwarves for BTF: the script names those missing), not
 # root.  It makes the tree when it is not there, or brings it up to date
