@@ -92,7 +92,7 @@ cp "$guest/.config" "$D/guest.config"
 touch "$D/seeded"
 echo "# seeding ${O#"$top"/} from ${guest#"$top"/} took $((SECONDS - start)) s ($(du -sh "$O" | cut -f1))"
 tree_before=$(git -C "$tree" status --porcelain 2>&1)
-kver=$(make -s -C "$tree" kernelversion)
+kver=$(make -s --no-print-directory -C "$tree" kernelversion)
 
 start=$SECONDS
 make -s kernel-deb KERNEL="$k" KCONFIG="$D/guest.config" KDEB_DIR="$O" >"$D/make.log" 2>&1

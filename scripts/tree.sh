@@ -63,7 +63,7 @@ if [ ! -d "$tree/.git" ]; then
 		git add -A -f .
 		GIT_AUTHOR_NAME=$GIT_COMMITTER_NAME GIT_AUTHOR_EMAIL=$GIT_COMMITTER_EMAIL \
 		GIT_AUTHOR_DATE='2000-01-01T00:00:00Z' GIT_COMMITTER_DATE='2000-01-01T00:00:00Z' \
-			git commit -q -m "Linux $(make -s -C "$tree" kernelversion) (Debian $(basename "$tarball" .tar.xz))"
+			git commit -q -m "Linux $(make -s --no-print-directory -C "$tree" kernelversion) (Debian $(basename "$tarball" .tar.xz))"
 		git tag vanilla
 		if [ -n "$cached" ] && mkdir -p "$cache" &&
 		   command git clone -q --bare "$tree" "$cached.tmp.$$"; then
