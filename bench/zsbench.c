@@ -607,10 +607,12 @@ sleeps:
 /*
  * A hog thread spins on the measured CPU for the whole section.  Windows
  * alternate: the hog alone, then the hog against one competitor thread on
- * the same CPU, then alone again, and so on, for several rounds.  Each
- * contended window is compared with the mean of its two solo neighbours,
- * and the median over the rounds is reported: the host that runs the
- * guest's virtual CPUs is shared, and its noise comes in bursts.
+ * the same CPU, then alone again, and so on, for several rounds.  A
+ * contended window opens once its competitor is running (wait_first_call()
+ * below).  Each contended window is compared with the mean of its two
+ * solo neighbours, and the median over the rounds is reported: the host
+ * that runs the guest's virtual CPUs is shared, and its noise comes in
+ * bursts.
  */
 struct hog {
 	pthread_t thread;
@@ -626,6 +628,7 @@ struct competitor {
 	/* one window */
 	pthread_t thread;
 	atomic_bool stop;
+	atomic_bool exited;	/* competitor_thread() has returned */
 	atomic_ulong calls;
 	long vcsw, ivcsw;
 	int error;
@@ -644,6 +647,7 @@ static void competitor_init(struct competitor *c, const char *name,
 	c->op = op;
 	c->policy = policy;
 	atomic_init(&c->stop, false);
+	atomic_init(&c->exited, false);
 	atomic_init(&c->calls, 0);
 }
 
@@ -681,6 +685,7 @@ static void *competitor_thread(void *arg)
 	csw_now(&v1, &i1);
 	c->vcsw = v1 - v0;
 	c->ivcsw = i1 - i0;
+	atomic_store(&c->exited, true);
 	return NULL;
 }
 
@@ -704,6 +709,27 @@ static uint64_t thread_cpu_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The window opens once the competitor has made its first call.  A new
+ * thread that must first get onto a CPU held by the hog can wait for
+ * tens of milliseconds when the host that runs the guest is loaded
+ * (make test runs three guests on two cores), and a window in which it
+ * never ran measures no contention at all: in one CI run the short
+ * windows of SCHEDULE and FULL_SLACK ended with no call made.  If no
+ * call comes within WAIT_FIRST_CALL_S, the window opens anyway and its
+ * row reports what it measured, 0 calls.
+ */
+#define WAIT_FIRST_CALL_S	10.0
+
+static void wait_first_call(struct competitor *c)
+{
+	uint64_t t0 = now_ns();
+
+	while (!atomic_load(&c->calls) && !atomic_load(&c->exited) &&
+	       (double)(now_ns() - t0) < WAIT_FIRST_CALL_S * 1e9)
+		sleep_s(0.001);
+}
+
 struct window {
 	double rate;		/* hog iterations per second */
 	double cpu_share;	/* hog CPU time per wall time, % */
@@ -720,11 +746,13 @@ static struct window hog_window(struct hog *h, struct competitor *c, double secs
 		atomic_store(&c->stop, false);
 		atomic_store(&c->calls, 0);
 		c->error = 0;
+		atomic_store(&c->exited, false);
 		err = pthread_create(&c->thread, NULL, competitor_thread, c);
 		if (err) {
 			errno = err;
 			die("pthread_create");
 		}
+		wait_first_call(c);
 	}
 	sleep_s(0.02);		/* let the scheduler settle */
 	h0 = atomic_load(&h->count);
