@@ -135,7 +135,7 @@ groups=" $(echo ${@:-$all}) "
 # upstream-timers: posix_timers first, in this guest's turn (quiet_begin).
 if [ -z "${groups##* upstream-timers *}" ]; then
 	quiet_begin
-	group timers_posix_timers 300 "$top/qemu/known-failures.sh" \
+	group timers_posix_timers 600 "$top/qemu/known-failures.sh" \
 		"$top/qemu/posix_timers-$kv.known-failures" "$ksft/timers/posix_timers"
 	quiet_end
 fi

@@ -11,7 +11,16 @@
 #
 # Some upstream tests measure CPU-time timers and warn that other load can
 # make them fail ("False negative may happen ..."); a run that does not
-# match the baseline is repeated, up to three runs, and every run is shown.
+# match the baseline is repeated, up to five runs, and every run is shown.
+# Five, not three: posix_timers' "check signal distribution" gives its
+# main thread 10 ms to block before a process CPU-time timer starts, and
+# in a guest that the host does not run for that long the timer can
+# expire on the main thread's tick, which sends the signal there.  In CI
+# on 2026-12-06 the 7.3 guest failed it in all three runs.  With two busy
+# loops on the host beside a 7.3 guest at nice 10 it failed 3 of 12 runs
+# (2 of 6 with the test pinned to one CPU, 1 of 6 without), and none of
+# 12 beside an idle guest.  A kernel that sends the signal elsewhere
+# fails every run.
 set -u
 list=$1
 if [ ! -r "$list" ]; then
@@ -60,15 +69,16 @@ judge() {
 out=$(mktemp)
 judged=$(mktemp)
 trap 'rm -f "$out" "$judged"' EXIT
-for attempt in 1 2 3; do
+tries=5
+for attempt in $(seq $tries); do
 	"$@" > "$out" 2>&1
 	if judge "$out" > "$judged"; then
-		[ $attempt -gt 1 ] && echo "# matched the baseline on run $attempt of 3"
+		[ "$attempt" -gt 1 ] && echo "# matched the baseline on run $attempt of $tries"
 		cat "$judged"
 		exit 0
 	fi
 	# Earlier runs are shown as comments, so only the last one counts.
-	echo "# run $attempt of 3 did not match the baseline:"
+	echo "# run $attempt of $tries did not match the baseline:"
 	sed 's/^/#   /' "$judged"
 done
 cat "$judged"
