@@ -502,7 +502,7 @@ quiet_arbiter() {
 # nice 10 it gave them up to anything else, the guests that only wait
 # included.  (7.3's posix_timers failed in its own turn in CI on
 # 2026-12-06; whether nice played a part there is not known:
-# qemu/known-failures.sh.)
+# doc/testing.md.)
 nice_after_turns() {
 	local p q todo=("$@")
 	while [ ! -f "$res/.quiet-done" ] && [ ! -f "$res/.guests-done" ]; do sleep 1; done
