@@ -36,6 +36,14 @@
  *   FUTEX_CLOCK_REALTIME and pthread_cond_timedwait() (which uses it, as
  *   sem_timedwait() does), absolute on CLOCK_REALTIME: ETIMEDOUT before the
  *   deadline is early.  Under every policy, which must not matter.
+ * step_back.mq_waits_until_deadline: mq_timedreceive() on an empty POSIX
+ *   message queue and mq_timedsend() on a full one, in turn: absolute
+ *   CLOCK_REALTIME waits through schedule_hrtimeout_range_clock().
+ *   ETIMEDOUT before the deadline is early.  Under every policy.
+ * step_back.ntsync_waits_until_deadline: NTSYNC_IOC_WAIT_ANY with
+ *   NTSYNC_WAIT_REALTIME on a semaphore that nothing releases, the same
+ *   path through the ntsync driver (Linux 6.14 and later, /dev/ntsync);
+ *   skipped where the device does not exist.
  * timerfd_step_back: a CLOCK_REALTIME timerfd (TFD_TIMER_ABSTIME) must not
  *   have expired right after it was armed.
  * timerfd_alarm_step_back: the same for CLOCK_REALTIME_ALARM timerfds,
@@ -74,7 +82,10 @@
 #include <unistd.h>
 #include <signal.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <mqueue.h>
 #include <linux/futex.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
@@ -250,6 +261,108 @@ static int wait_futex(int i, clockid_t *clk, int64_t *deadline)
 	return err ? err : WAIT_WOKEN;
 }
 
+/*
+ * A POSIX message queue that holds one message of 8 bytes.  The empty one
+ * makes mq_timedreceive() wait, the full one mq_timedsend(); both are
+ * unlinked at once, so that nothing is left behind.
+ */
+static mqd_t mq_empty = (mqd_t)-1, mq_full = (mqd_t)-1;
+
+static mqd_t mq_make(bool full)
+{
+	struct mq_attr attr = { .mq_maxmsg = 1, .mq_msgsize = 8 };
+	char name[64];
+	mqd_t q;
+
+	snprintf(name, sizeof(name), "/zerosleep-clockstep-%d-%d", getpid(), full);
+	q = mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &attr);
+	if (q == (mqd_t)-1)
+		return q;
+	mq_unlink(name);
+	if (full && mq_send(q, "zerosleep", 8, 0)) {
+		mq_close(q);
+		return (mqd_t)-1;
+	}
+	return q;
+}
+
+/*
+ * mq_timedreceive() on the empty queue and mq_timedsend() on the full one
+ * in turn, absolute on CLOCK_REALTIME, as POSIX defines them: they wait
+ * through schedule_hrtimeout_range_clock(), that is
+ * hrtimer_sleeper_start_expires().  Timing out is the right end.
+ */
+static int wait_mq(int i, clockid_t *clk, int64_t *deadline)
+{
+	struct timespec ts;
+	char buf[8];
+	int err;
+
+	*clk = CLOCK_REALTIME;
+	*deadline = zs_now(CLOCK_REALTIME) + STEP_AHEAD_NS;
+	ts = zs_ns_ts(*deadline);
+	if (i % 2)
+		err = mq_timedsend(mq_full, "zerosleep", 8, 0, &ts) ? errno : 0;
+	else
+		err = mq_timedreceive(mq_empty, buf, sizeof(buf), NULL, &ts) < 0 ? errno : 0;
+	if (err == ETIMEDOUT)
+		return 0;
+	return err ? err : WAIT_WOKEN;
+}
+
+/*
+ * The ntsync driver's wait (<linux/ntsync.h>, Linux 6.14 and later), here
+ * under names of its own: the C library's headers may lack it or have the
+ * older form of 6.10 to 6.13.
+ */
+struct zs_ntsync_sem_args {
+	uint32_t count;
+	uint32_t max;
+};
+
+struct zs_ntsync_wait_args {
+	uint64_t timeout;
+	uint64_t objs;
+	uint32_t count;
+	uint32_t index;
+	uint32_t flags;
+	uint32_t owner;
+	uint32_t alert;
+	uint32_t pad;
+};
+
+#define ZS_NTSYNC_WAIT_REALTIME		0x1
+#define ZS_NTSYNC_IOC_CREATE_SEM	_IOW('N', 0x80, struct zs_ntsync_sem_args)
+#define ZS_NTSYNC_IOC_WAIT_ANY		_IOWR('N', 0x82, struct zs_ntsync_wait_args)
+
+static int ntsync_dev = -1, ntsync_sem = -1;
+
+/*
+ * NTSYNC_IOC_WAIT_ANY on a semaphore whose count is 0, with an absolute
+ * CLOCK_REALTIME timeout (NTSYNC_WAIT_REALTIME): it waits through
+ * schedule_hrtimeout_range_clock() and fails with ETIMEDOUT at the
+ * deadline.
+ */
+static int wait_ntsync(int i, clockid_t *clk, int64_t *deadline)
+{
+	struct zs_ntsync_wait_args args = {
+		.objs = (uintptr_t)&ntsync_sem,
+		.count = 1,
+		.flags = ZS_NTSYNC_WAIT_REALTIME,
+		.owner = 1,	/* any owner but 0, which the driver refuses */
+	};
+	int err;
+
+	(void)i;
+	*clk = CLOCK_REALTIME;
+	*deadline = zs_now(CLOCK_REALTIME) + STEP_AHEAD_NS;
+	args.timeout = *deadline;
+	err = ioctl(ntsync_dev, ZS_NTSYNC_IOC_WAIT_ANY, &args) ? errno : 0;
+	if (err == ETIMEDOUT)
+		return 0;
+	return err ? err : WAIT_WOKEN;
+}
+
 FIXTURE(step_back) {
 	int64_t offset;
 };
@@ -289,6 +402,34 @@ TEST_F(step_back, futex_waits_until_deadline)
 {
 	step_back_waits(_metadata, self->offset, "absolute CLOCK_REALTIME futex waits",
 			wait_futex);
+}
+
+TEST_F(step_back, mq_waits_until_deadline)
+{
+	mq_empty = mq_make(false);
+	ASSERT_NE((mqd_t)-1, mq_empty) TH_LOG("mq_open: %s", strerror(errno));
+	mq_full = mq_make(true);
+	ASSERT_NE((mqd_t)-1, mq_full) TH_LOG("mq_open or mq_send: %s", strerror(errno));
+	step_back_waits(_metadata, self->offset,
+			"absolute CLOCK_REALTIME message queue waits", wait_mq);
+	mq_close(mq_empty);
+	mq_close(mq_full);
+}
+
+TEST_F(step_back, ntsync_waits_until_deadline)
+{
+	struct zs_ntsync_sem_args sem = { .count = 0, .max = 1 };
+
+	ntsync_dev = open("/dev/ntsync", O_RDWR | O_CLOEXEC);
+	if (ntsync_dev < 0 && errno == ENOENT)
+		SKIP(return, "no /dev/ntsync (CONFIG_NTSYNC, Linux 6.14 and later)");
+	ASSERT_LE(0, ntsync_dev) TH_LOG("/dev/ntsync: %s", strerror(errno));
+	ntsync_sem = ioctl(ntsync_dev, ZS_NTSYNC_IOC_CREATE_SEM, &sem);
+	ASSERT_LE(0, ntsync_sem) TH_LOG("NTSYNC_IOC_CREATE_SEM: %s", strerror(errno));
+	step_back_waits(_metadata, self->offset,
+			"absolute CLOCK_REALTIME ntsync waits", wait_ntsync);
+	close(ntsync_sem);
+	close(ntsync_dev);
 }
 
 /* A timer of a check: its clock, and whether it is armed relative. */

@@ -75,6 +75,13 @@ if [ ! -s "$cover" ]; then
 	echo "series.sh: no cover letter text in $cover" >&2
 	exit 1
 fi
+# The one size that the cover letter's text gives, the lines that the
+# selftests patch adds, is taken from that patch: the sentence "The last
+# patch adds N lines" (on one line of the text) gets the current N.
+if last_is_selftests; then
+	added=$(git diff --shortstat HEAD~1 HEAD | sed -n 's/.* \([0-9][0-9]*\) insertion.*/\1/p')
+	sed -i -E "s/(The last patch adds )[0-9]+( lines)/\1${added:-0}\2/" "$cover"
+fi
 git config branch.zerosleep.description "$(cat "$cover")"
 
 tmp=$(mktemp -d)
@@ -82,7 +89,8 @@ trap 'rm -rf "$tmp"' EXIT
 # Blob ids of 12 digits, as the kernel abbreviates commit ids: git's own
 # length grows with the number of objects in the tree's repository, so a
 # tree whose objects git packed would give other patches than a fresh one.
-git format-patch -q --zero-commit --no-signature --cover-letter --abbrev=12 \
+# --notes: a commit's note (scripts/tree.sh) goes below its "---" line.
+git format-patch -q --zero-commit --no-signature --cover-letter --abbrev=12 --notes \
 	--cover-from-description=subject -o "$tmp/out" vanilla..HEAD
 # The cover letter is dated like the newest patch, not "now".
 last=$(ls "$tmp"/out/*.patch | tail -n 1)

@@ -108,9 +108,26 @@ git diff --name-only -z vanilla "$old" | (cd "$tree" && xargs -0r stat -c '%Y %n
 
 git checkout -q -B zerosleep vanilla -- 2>/dev/null || git checkout -q -B zerosleep vanilla
 git reset -q --hard vanilla
+# What a patch says below its "---" line, where "git format-patch --notes"
+# puts a commit's note ("Notes:", then the note indented by four spaces):
+# remarks for the reviewers that are not part of the changelog.  git am
+# drops it, so it is put back as the note of the commit just made, and
+# scripts/series.sh writes it out again.
+patch_notes() {
+	awk 'state == 0 && /^---$/ { state = 1; next }
+	     state == 1 { if ($0 == "") next; if ($0 == "Notes:") { state = 2; next } exit }
+	     state == 2 { if ($0 == "") exit; sub(/^    /, ""); print }' "$1"
+}
+git config notes.rewriteRef refs/notes/commits
+git update-ref -d refs/notes/commits 2>/dev/null || true
 if [ "$series" != - ]; then
 	while read -r p; do
 		git am -q --committer-date-is-author-date "$(realpath "$series/$p")"
+		notes=$(patch_notes "$series/$p")
+		if [ -n "$notes" ]; then
+			printf '%s\n' "$notes" | GIT_AUTHOR_NAME=$GIT_COMMITTER_NAME \
+				GIT_AUTHOR_EMAIL=$GIT_COMMITTER_EMAIL git notes add -f -F - HEAD
+		fi
 	done < "$series/series"
 fi
 new=$(git rev-parse HEAD)
