@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers of the zerosleep hardening tests, on top of those of the
- * selftests that the series carries (../selftests/timers/zero_sleep_policy.h:
- * the numbers, clock and context switch readings, and the probe of the
- * kernel's early return): short policy names, the policy calls made directly
+ * Helpers of the zerosleep hardening tests, on top of those that they share
+ * with the library's tests (probe.h: the policy and slack calls, clock and
+ * context switch readings, and the probes of what the kernel does with
+ * expired sleeps): short policy names, the policy calls made directly
  * with syscall(2), time arithmetic, a small seeded PRNG, CPU pinning, and
  * what the tests that came from the selftests use (privilege drops, /proc
  * paths, shorthands for the kselftest harness).
@@ -36,8 +36,7 @@
 # error "<linux/prctl.h> lacks PR_SET_TIMERSLACK_ZERO_POLICY: build with -isystem <repo>/uapi"
 #endif
 
-#include "../selftests/timers/zero_sleep_policy.h"
-#include "monotonic-probe.h"
+#include "probe.h"
 
 #ifndef CLONE_NEWTIME
 # define CLONE_NEWTIME		0x00000080
@@ -185,7 +184,7 @@ static inline bool zs_kernel_returns_early(void)
  * Whether DEFAULT's expired sleeps on CLOCK_MONOTONIC's clock base (relative
  * CLOCK_MONOTONIC and CLOCK_REALTIME, absolute CLOCK_MONOTONIC, and so
  * sleep(0), usleep(0) and libc's nanosleep()) wait for the slack: on every
- * kernel but PREEMPT_RT with the early return (monotonic-probe.h).
+ * kernel but PREEMPT_RT with the early return (probe.h).
  * ZS_ASSERT_PROBED() must have passed.
  */
 static inline bool zs_monotonic_waits(void)

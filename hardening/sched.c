@@ -281,6 +281,112 @@ TEST(return_keeps_cpu_from_equal_fifo_thread)
 }
 
 /*
+ * On every clock and through nanosleep(), with a thread that only yields on
+ * the same CPU: a zero-length sleep (relative 0, absolute now or 1 s ago)
+ * neither sleeps nor yields under RETURN, and yields to that thread (an
+ * involuntary switch) under SCHEDULE as sched_yield() would.  A yield
+ * switches only when the scheduler finds the peer eligible, which for a
+ * while after the host stopped the guest's CPU it may not be: SCHEDULE and
+ * sched_yield() take turns call by call, and SCHEDULE's yields are counted
+ * against sched_yield()'s in the same turns, until sched_yield() has
+ * switched YIELD_CALLS times (for up to YIELD_MAX_NS).  On PREEMPT_RT one
+ * call may switch more than once: the calls that switched are counted.
+ * From the selftests, which keep only what is certain.
+ */
+#define YIELD_CALLS		20
+#define YIELD_MAX_NS		(5 * NSEC_PER_SEC)
+
+FIXTURE(yield) {
+	struct peer p;
+	pthread_t t;
+};
+
+FIXTURE_VARIANT(yield) {
+	clockid_t clk;
+	bool nanosleep;		/* nanosleep(), on CLOCK_MONOTONIC */
+};
+
+FIXTURE_VARIANT_ADD(yield, nanosleep) { .clk = CLOCK_MONOTONIC, .nanosleep = true };
+FIXTURE_VARIANT_ADD(yield, realtime) { .clk = CLOCK_REALTIME };
+FIXTURE_VARIANT_ADD(yield, monotonic) { .clk = CLOCK_MONOTONIC };
+FIXTURE_VARIANT_ADD(yield, boottime) { .clk = CLOCK_BOOTTIME };
+FIXTURE_VARIANT_ADD(yield, tai) { .clk = CLOCK_TAI };
+
+FIXTURE_SETUP(yield)
+{
+	int cpu = zs_last_cpu();
+
+	memset(&self->p, 0, sizeof(self->p));
+	ASSERT_LE(0, cpu);
+	ASSERT_EQ(0, zs_pin_self(cpu));
+	SET_SLACK(LARGE_SLACK_NS);
+	ASSERT_EQ(0, zs_start_thread(&self->t, peer_fn, &self->p, cpu, SCHED_OTHER, 0));
+}
+
+FIXTURE_TEARDOWN(yield)
+{
+	zs_store(&self->p.stop, 1);
+	pthread_join(self->t, NULL);
+}
+
+/*
+ * Zero-length sleep @kind on @clk (relative 0, absolute now, 1 s ago; -1:
+ * sched_yield() instead); counts whether it switched, and how.
+ */
+static int yield_call(clockid_t clk, bool nanosleep_call, int kind, long *nv, long *niv)
+{
+	struct timespec ts = zs_ns_ts(kind > 0 ? zs_now(clk) - (kind - 1) * NSEC_PER_SEC : 0);
+	long nv0, niv0, nv1, niv1, ret;
+
+	zs_switches(&nv0, &niv0);
+	if (kind < 0)
+		ret = sched_yield();
+	else if (nanosleep_call)
+		ret = sys_nanosleep(&ts, NULL);
+	else
+		ret = sys_clock_nanosleep(clk, kind ? TIMER_ABSTIME : 0, &ts, NULL);
+	zs_switches(&nv1, &niv1);
+	*nv += nv1 > nv0;
+	*niv += niv1 > niv0;
+	return ret ? errno : 0;
+}
+
+TEST_F(yield, schedule_yields_as_sched_yield)
+{
+	long nv, niv, yielded, scheduled, unused;
+	int kind, i;
+	int64_t end;
+
+	for (kind = 0; kind < (variant->nanosleep ? 1 : 3); kind++) {
+		SET_POLICY(ZS_RETURN);
+		nv = niv = 0;
+		for (i = -1; i < YIELD_CALLS; i++) {	/* -1: a warm-up */
+			ASSERT_EQ(0, yield_call(variant->clk, variant->nanosleep, kind, &nv, &niv));
+			if (i < 0)
+				nv = niv = 0;
+		}
+		SET_POLICY(ZS_SCHEDULE);
+		yielded = scheduled = unused = 0;
+		end = zs_now(CLOCK_MONOTONIC) + YIELD_MAX_NS;
+		for (i = 0; yielded < YIELD_CALLS && zs_now(CLOCK_MONOTONIC) < end; i++) {
+			/* Turn about, so that either goes first as often. */
+			ASSERT_EQ(0, yield_call(variant->clk, variant->nanosleep, i % 2 ? kind : -1,
+						&unused, i % 2 ? &scheduled : &yielded));
+			ASSERT_EQ(0, yield_call(variant->clk, variant->nanosleep, i % 2 ? -1 : kind,
+						&unused, i % 2 ? &yielded : &scheduled));
+		}
+		ksft_print_msg("request %d: RETURN slept %ld and yielded %ld times in %d calls\n",
+			       kind, nv, niv, YIELD_CALLS);
+		ksft_print_msg("request %d: in %d turns, yields: sched_yield() %ld, SCHEDULE %ld\n",
+			       kind, i, yielded, scheduled);
+		EXPECT_TRUE(nv <= YIELD_CALLS / 10 && niv <= YIELD_CALLS / 10)
+			TH_LOG("request %d: RETURN slept or yielded", kind);
+		ASSERT_LE(YIELD_CALLS, yielded) TH_LOG("the peer never became eligible");
+		EXPECT_LE(yielded / 2, scheduled) TH_LOG("request %d: SCHEDULE yielded", kind);
+	}
+}
+
+/*
  * A SCHED_FIFO thread alone on its CPU (its slack is 0): RETURN and
  * SCHEDULE never sleep, and neither does FULL_SLACK: the end of a slack of
  * 0 has passed when the call is made, so there is nothing to sleep for and

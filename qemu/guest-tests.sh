@@ -17,10 +17,11 @@
 # The same groups run on 6.12 and on 7.3.  What differs is taken from the
 # running kernel: the selftests built against its tree (build/selftests for
 # 6.12, build/selftests-7.3 for 7.3: timers/, proc/ and prctl/ as in the
-# tree) and the list of upstream checks that fail on that vanilla kernel
-# too (qemu/posix_timers-X.Y.known-failures).  The group names of the
-# series' own tests must not start with "timers_": scripts/tap-summary.sh
-# lets only upstream suites (timers_*) skip.
+# tree; the series' two also as 32-bit programs, in build/selftests-m32 and
+# build/selftests-7.3-m32) and the list of upstream checks that fail on
+# that vanilla kernel too (qemu/posix_timers-X.Y.known-failures).  The
+# group names of the series' own tests must not start with "timers_":
+# scripts/tap-summary.sh lets only upstream suites (timers_*) skip.
 set -u
 lowres=
 if [ "${1:-}" = --lowres ]; then
@@ -146,6 +147,9 @@ for g in $groups; do
 		# Makefiles (timers/ and proc/); the rest is in hardening.
 		group zero_sleep_policy 300 "$ksft/timers/zero_sleep_policy"
 		group proc_timerslack_zero_policy 300 "$ksft/proc/proc-timerslack-zero-policy"
+		# The same as 32-bit programs, through the IA-32 entry points.
+		group zero_sleep_policy_m32 300 "$ksft-m32/timers/zero_sleep_policy"
+		group proc_timerslack_zero_policy_m32 300 "$ksft-m32/proc/proc-timerslack-zero-policy"
 		;;
 	upstream-timers)
 		group timers_nanosleep 300 "$ksft/timers/nanosleep"

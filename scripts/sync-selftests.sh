@@ -6,11 +6,11 @@
 # truth) mirrors tools/testing/selftests/: each of its files is copied to
 # the same path in the tree, and the tree's own Makefiles and .gitignore
 # files get the lines that build and ignore them (below).  MAINTAINERS
-# already covers them (timers/ and proc/ have their F: lines); the /proc
-# test is also listed with the timers, as the documentation page is, so
-# that its changes reach the maintainers of the policy.  What earlier versions of the series added, and this one no longer has,
-# is taken out.  Files are copied only when they differ, so mtimes stay
-# meaningful, and a second run changes nothing.
+# already covers them: the entries of timers/ and proc/ (HIGH-RESOLUTION
+# TIMERS, PROC FILESYSTEM) list those directories.  What earlier versions
+# of the series added, and this one no longer has, is taken out.  Files
+# are copied only when they differ, so mtimes stay meaningful, and a
+# second run changes nothing.
 #
 #   scripts/sync-selftests.sh TREE SELFTESTS_DIR
 #   scripts/sync-selftests.sh --paths SELFTESTS_DIR   every tree path that the
@@ -25,17 +25,21 @@ ksft=tools/testing/selftests
 # SECTION/<BEFORE, it goes before the line BEFORE in the MAINTAINERS
 # section SECTION.
 edits=(
-	"MAINTAINERS|HIGH-RESOLUTION TIMERS, TIMER WHEEL, CLOCKEVENTS/<F:	$ksft/timers/|F:	$ksft/proc/proc-timerslack-zero-policy.c"
 	"$ksft/timers/Makefile|=	     inconsistency-check raw_skew threadtest rtcpie|	     inconsistency-check raw_skew threadtest rtcpie zero_sleep_policy"
-	"$ksft/timers/Makefile|TEST_FILES := settings|LOCAL_HDRS += zero_sleep_policy.h"
+	"$ksft/timers/Makefile|include ../lib.mk|\$(OUTPUT)/zero_sleep_policy: CFLAGS += \$(KHDR_INCLUDES)"
 	"$ksft/timers/.gitignore|freq-step|zero_sleep_policy"
-	"$ksft/proc/Makefile|LDFLAGS += -pthread|LOCAL_HDRS += ../timers/zero_sleep_policy.h"
 	"$ksft/proc/Makefile|TEST_GEN_PROGS += proc-tid0|TEST_GEN_PROGS += proc-timerslack-zero-policy"
 	"$ksft/proc/.gitignore|/proc-tid0|/proc-timerslack-zero-policy"
 )
-# What earlier versions added: a directory of their own, and these lines.
-old_dir=$ksft/zerosleep
-old_lines=("$ksft/Makefile|TARGETS += zerosleep" "MAINTAINERS|F:	$ksft/zerosleep/")
+# What earlier versions added: a directory and a header, and these lines.
+old_files=("$ksft/zerosleep" "$ksft/timers/zero_sleep_policy.h")
+old_lines=(
+	"$ksft/Makefile|TARGETS += zerosleep"
+	"MAINTAINERS|F:	$ksft/zerosleep/"
+	"MAINTAINERS|F:	$ksft/proc/proc-timerslack-zero-policy.c"
+	"$ksft/timers/Makefile|LOCAL_HDRS += zero_sleep_policy.h"
+	"$ksft/proc/Makefile|LOCAL_HDRS += ../timers/zero_sleep_policy.h"
+)
 
 own() { (cd "$1" && find . -type f | sed "s|^\./|$ksft/|" | LC_ALL=C sort); }
 
@@ -48,7 +52,7 @@ case ${1:-} in
 	{
 		own "$2"
 		for e in "${edits[@]}" "${old_lines[@]}"; do echo "${e%%|*}"; done
-		echo "$old_dir"
+		printf '%s\n' "${old_files[@]}"
 	} | LC_ALL=C sort -u
 	exit
 	;;
@@ -103,7 +107,9 @@ for e in "${edits[@]}"; do
 	rm -f "$f.tmp"
 done
 
-rm -rf "${tree:?}/$old_dir"
+for f in "${old_files[@]}"; do
+	rm -rf "${tree:?}/$f"
+done
 for e in "${old_lines[@]}"; do
 	IFS='|' read -r file line <<< "$e"
 	f=$tree/$file

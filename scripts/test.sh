@@ -202,7 +202,7 @@ build_step() {
 }
 
 host_checks() {
-	local k t o
+	local k t o ign sec
 	for k in "${kernels[@]}"; do
 		t=$(ktree "$k")
 		o=$res/$k
@@ -212,12 +212,24 @@ host_checks() {
 		check "$k/series" "the exported <linux/prctl.h> of $k carries uapi/'s zerosleep block (make uapi)" \
 			scripts/uapi.sh check "$k" "$(kobj "$k")/usr/include/linux/prctl.h"
 		for p in $(cat "series/$k/series"); do
+			# The selftests patch adds files but no MAINTAINERS line:
+			# the entries of their directories list them (below).
+			ign=UNKNOWN_COMMIT_ID
+			case $p in *-selftests-*) ign=$ign,FILE_PATH_CHANGES ;; esac
 			check "$k/checkpatch" "checkpatch --strict: $k/$p" \
-				bash -c "cd $t && PATH=/usr/bin:\$PATH scripts/checkpatch.pl --strict -q --no-summary --ignore UNKNOWN_COMMIT_ID '$top/series/$k/$p'"
+				bash -c "cd $t && PATH=/usr/bin:\$PATH scripts/checkpatch.pl --strict -q --no-summary --ignore $ign '$top/series/$k/$p'"
 			# Trailers that git cannot parse (no blank line before
 			# them) are invisible to b4, stable tooling and git log.
 			check "$k/trailers" "the trailers of $k/$p parse, with a Signed-off-by (git interpret-trailers --parse)" \
 				bash -c "git interpret-trailers --parse < '$top/series/$k/$p' | grep -q '^Signed-off-by: '"
+		done
+		for f in $(scripts/sync-selftests.sh --own selftests); do
+			case $f in
+			*/proc/*) sec="PROC FILESYSTEM" ;;
+			*) sec="HIGH-RESOLUTION TIMERS, TIMER WHEEL, CLOCKEVENTS" ;;
+			esac
+			check "$k/maintainers" "MAINTAINERS of $k: $sec covers $f" \
+				bash -c "cd $t && scripts/get_maintainer.pl --no-git --no-git-fallback --sections -f '$f' | grep -qxF '$sec'"
 		done
 		for f in Documentation/userspace-api/zero-length-sleeps.rst Documentation/userspace-api/index.rst \
 			Documentation/filesystems/proc.rst; do
@@ -443,7 +455,7 @@ guest_phase() {
 	local k=$1
 	phase_start guest-$k${variant:+-$variant}
 	cached guest-$k "$(phase_key "guest $k" "$(kobj "$k")/arch/x86/boot/bzImage" "$(ksft "$k")" \
-		build/libc-wrapper build/hardening build/bench/zsbench build/man/examples build/strace)" guest "$k"
+		"$(ksft "$k")-m32" build/libc-wrapper build/hardening build/bench/zsbench build/man/examples build/strace)" guest "$k"
 	phase_end guest-$k${variant:+-$variant}
 	mkdir -p "$res/$k"
 	touch "$res/$k/guest.ended"	# for quiet_arbiter, also when reused

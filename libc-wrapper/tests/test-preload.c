@@ -40,9 +40,8 @@
 #include <unistd.h>
 
 #include "tap.h"
-/* The kselftests' helpers: numbers, clock and switch readings, the probe. */
-#include "../../selftests/timers/zero_sleep_policy.h"
-#include "../../hardening/monotonic-probe.h"
+/* Clock and switch readings and the probes, shared with the hardening tests. */
+#include "../../hardening/probe.h"
 
 #define CALLS		20
 #define SLACK_NS	10000000UL	/* 10 ms: a zero-length sleep blocks */
@@ -86,7 +85,7 @@ static const char *const call_name[C_NR] = {
  * every C library entry point, go there too.  On such a kernel only those
  * are sure to block, and only if it is not PREEMPT_RT, where the sleeper of
  * a task that is not real-time goes to the base's soft twin, which the tick
- * does not use (../../hardening/monotonic-probe.h).
+ * does not use (../../hardening/probe.h).
  */
 static int on_tick_base(enum call c)
 {

@@ -1,96 +1,128 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PR_SET_TIMERSLACK_ZERO_POLICY: what a thread's zero-length nanosleep() and
- * clock_nanosleep() (relative 0, or absolute not after the clock's time, on
- * CLOCK_REALTIME, _MONOTONIC, _BOOTTIME or _TAI) do: what the kernel does
- * without a policy (DEFAULT), return at once (RETURN), pass through the
- * scheduler (SCHEDULE) or sleep for the slack (FULL_SLACK).  Judged by the
- * thread's context switches per call, never by time; what DEFAULT does is
- * probed, never read from the kernel's version.
+ * PR_SET_TIMERSLACK_ZERO_POLICY and PR_GET_TIMERSLACK_ZERO_POLICY, and what
+ * the policies do with zero-length sleeps wherever that is certain: the
+ * voluntary context switches of a thread grow only when it blocks, and a
+ * sleep that a signal ends with EINTR lasted until the signal.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <linux/time_types.h>
 
 #include "../kselftest_harness.h"
-#include "zero_sleep_policy.h"
 
-#define SLACK_NS	(10 * NSEC_PER_MSEC)	/* a sleep that long switches */
-#define CALLS		20
+#define SET		PR_SET_TIMERSLACK_ZERO_POLICY
+#define GET		PR_GET_TIMERSLACK_ZERO_POLICY
+#define NR_POLICIES	(PR_TIMERSLACK_ZERO_FULL_SLACK + 1)
+#define NSEC_PER_SEC	1000000000LL
 
+#ifdef __NR_clock_nanosleep_time64	/* 32-bit: the entry with 64-bit time */
+#define NR_clock_nanosleep	__NR_clock_nanosleep_time64
+#else
+#define NR_clock_nanosleep	__NR_clock_nanosleep
+#endif
+
+static int set_policy(unsigned long policy, unsigned long flags)
+{
+	return prctl(SET, policy, flags, 0UL, 0UL);
+}
+
+static int get_policy(void)
+{
+	return prctl(GET, 0UL, 0UL, 0UL, 0UL);
+}
+
+/* Unknown policies and flags, and unused arguments but 0: EINVAL, no change. */
 TEST(set_and_get)
 {
-	unsigned long flags, p;
-
-	ASSERT_EQ(PR_TIMERSLACK_ZERO_DEFAULT, zs_get_policy()) TH_LOG("not started under DEFAULT");
-	for (flags = 0; flags <= PR_TIMERSLACK_ZERO_ALL_THREADS; flags++) {
-		for (p = 0; p < ZS_NR_POLICIES; p++) {
-			ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK_ZERO_POLICY, p, flags, 0UL, 0UL));
-			EXPECT_EQ((int)p, zs_get_policy());
-		}
-	}
-}
-
-/* Unknown policies and flags, and unused arguments other than 0. */
-TEST(bad_arguments)
-{
-	static const unsigned long bad[][4] = {
-		{ 4 }, { -1UL }, { ~0UL << 8 | PR_TIMERSLACK_ZERO_RETURN },
-		{ 1, 2 }, { 1, -1UL }, { 1, 0, 1 }, { 1, 1, 0, 1 }, { 1, 0, 0, -1UL },
+	static const unsigned long bad[][5] = {	/* option, arguments 2 to 5 */
+		{ SET, 4 }, { SET, -1UL }, { SET, ~0UL << 8 | 1 }, { SET, 1, 2 }, { SET, 1, -1UL },
+		{ SET, 1, 0, 1 }, { SET, 1, 1, 0, 1 }, { SET, 1, 0, 0, -1UL },
+		{ GET, 1 }, { GET, 0, 1 }, { GET, 0, 0, 1 }, { GET, 0, 0, 0, 1 },
 	};
-	unsigned long get[4];
-	unsigned int i;
+	unsigned long i;
 
-	ASSERT_EQ(0, zs_set_policy(PR_TIMERSLACK_ZERO_SCHEDULE));
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		EXPECT_EQ(-1, prctl(PR_SET_TIMERSLACK_ZERO_POLICY, bad[i][0], bad[i][1],
-				    bad[i][2], bad[i][3]));
-		EXPECT_EQ(EINVAL, errno) TH_LOG("SET %#lx, %#lx, %#lx, %#lx",
-						bad[i][0], bad[i][1], bad[i][2], bad[i][3]);
-		EXPECT_EQ(PR_TIMERSLACK_ZERO_SCHEDULE, zs_get_policy());
+	ASSERT_EQ(PR_TIMERSLACK_ZERO_DEFAULT, get_policy()) TH_LOG("not started under DEFAULT");
+	for (i = 0; i < 2 * NR_POLICIES; i++) {	/* without and with ALL_THREADS */
+		ASSERT_EQ(0, set_policy(i % NR_POLICIES, i / NR_POLICIES));
+		EXPECT_EQ((int)(i % NR_POLICIES), get_policy());
 	}
-	for (i = 0; i < ARRAY_SIZE(get); i++) {
-		memset(get, 0, sizeof(get));
-		get[i] = 1;
-		EXPECT_EQ(-1, prctl(PR_GET_TIMERSLACK_ZERO_POLICY, get[0], get[1], get[2], get[3]));
-		EXPECT_EQ(EINVAL, errno) TH_LOG("GET with argument %u = 1", i + 2);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-1, prctl(bad[i][0], bad[i][1], bad[i][2], bad[i][3], bad[i][4]));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("%#lx, %#lx, %#lx, %#lx, %#lx", bad[i][0],
+						bad[i][1], bad[i][2], bad[i][3], bad[i][4]);
+		EXPECT_EQ(PR_TIMERSLACK_ZERO_FULL_SLACK, get_policy());
 	}
 }
 
-static pthread_barrier_t barrier;
+#define THREADS		64
+static pthread_rwlock_t gate = PTHREAD_RWLOCK_INITIALIZER;
+static atomic_int created, stop;
+static int create_err, policy_of[THREADS + 1];	/* [THREADS]: the spawner's */
 
-static void *sibling(void *seen)
+static void *spawnee(void *i)
 {
-	((int *)seen)[0] = zs_get_policy();
-	zs_set_policy(PR_TIMERSLACK_ZERO_RETURN);	/* for this thread only */
-	pthread_barrier_wait(&barrier);
-	pthread_barrier_wait(&barrier);			/* main set ALL_THREADS */
-	((int *)seen)[1] = zs_get_policy();
+	pthread_rwlock_rdlock(&gate);		/* until ALL_THREADS has returned */
+	policy_of[(long)i] = get_policy();
+	pthread_rwlock_unlock(&gate);
 	return NULL;
 }
 
-/* Per thread, inherited by new threads and children, kept across execve(). */
+static void *spawner(void *arg)
+{
+	pthread_t t[THREADS];
+	int i, n;
+
+	policy_of[THREADS] = get_policy();
+	set_policy(PR_TIMERSLACK_ZERO_SCHEDULE, 0);	/* for this thread only */
+	for (n = 0; n < THREADS && !atomic_load(&stop); atomic_store(&created, ++n)) {
+		create_err = pthread_create(&t[n], NULL, spawnee, (void *)(long)n);
+		if (create_err)
+			break;
+	}
+	atomic_store(&stop, 1);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	return NULL;
+}
+
+/*
+ * Per thread, inherited by new threads and children, kept across execve().
+ * ALL_THREADS while a thread creates threads: those created before the call
+ * or while it runs get the policy from it, those created after it from
+ * their creator.
+ */
 TEST(threads_and_children)
 {
-	int seen[2], status;
 	pthread_t thread;
+	int i, status;
 	pid_t pid;
 
-	ASSERT_EQ(0, pthread_barrier_init(&barrier, NULL, 2));
-	ASSERT_EQ(0, zs_set_policy(PR_TIMERSLACK_ZERO_FULL_SLACK));
-	ASSERT_EQ(0, pthread_create(&thread, NULL, sibling, seen));
-	pthread_barrier_wait(&barrier);
-	EXPECT_EQ(PR_TIMERSLACK_ZERO_FULL_SLACK, zs_get_policy()) TH_LOG("set by another thread");
-	ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK_ZERO_POLICY, PR_TIMERSLACK_ZERO_SCHEDULE,
-			   PR_TIMERSLACK_ZERO_ALL_THREADS, 0UL, 0UL));
-	pthread_barrier_wait(&barrier);
+	ASSERT_EQ(0, set_policy(PR_TIMERSLACK_ZERO_FULL_SLACK, 0));
+	ASSERT_EQ(0, pthread_rwlock_wrlock(&gate));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, spawner, NULL));
+	while (atomic_load(&created) < THREADS / 4 && !atomic_load(&stop))
+		sched_yield();
+	EXPECT_EQ(PR_TIMERSLACK_ZERO_FULL_SLACK, get_policy()) TH_LOG("set by another thread");
+	ASSERT_EQ(0, set_policy(PR_TIMERSLACK_ZERO_RETURN, PR_TIMERSLACK_ZERO_ALL_THREADS));
+	atomic_store(&stop, 1);
+	pthread_rwlock_unlock(&gate);
 	ASSERT_EQ(0, pthread_join(thread, NULL));
-	EXPECT_EQ(PR_TIMERSLACK_ZERO_FULL_SLACK, seen[0]) TH_LOG("in a new thread");
-	EXPECT_EQ(PR_TIMERSLACK_ZERO_SCHEDULE, seen[1]) TH_LOG("ALL_THREADS, in another thread");
+	ASSERT_EQ(0, create_err);
+	EXPECT_EQ(PR_TIMERSLACK_ZERO_FULL_SLACK, policy_of[THREADS]) TH_LOG("in a new thread");
+	for (i = 0; i < atomic_load(&created); i++)
+		EXPECT_EQ(PR_TIMERSLACK_ZERO_RETURN, policy_of[i]) TH_LOG("thread %d", i);
 
 	pid = fork();
 	if (pid == 0) {
@@ -98,245 +130,151 @@ TEST(threads_and_children)
 		_exit(127);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(PR_TIMERSLACK_ZERO_SCHEDULE, WEXITSTATUS(status)) TH_LOG("fork() and execve()");
+	EXPECT_EQ(PR_TIMERSLACK_ZERO_RETURN, WEXITSTATUS(status)) TH_LOG("fork() and execve()");
 }
 
-/*
- * On each clock, with a thread that only yields on the same CPU: a zero-length
- * sleep neither sleeps nor yields under RETURN, yields to that thread (an
- * involuntary switch) as sched_yield() would but does not sleep under
- * SCHEDULE, and sleeps (a voluntary switch) under FULL_SLACK unless its slack
- * has run out.  DEFAULT sleeps as FULL_SLACK does on a kernel without 7.2's
- * early return, and on CLOCK_TAI's usually empty base returns on one with
- * it.  Any other sleep does under every policy what it does under DEFAULT.
- */
-FIXTURE(sleep) {
-	int early;
+FIXTURE(clock) {
 };
 
-FIXTURE_VARIANT(sleep) {
+FIXTURE_VARIANT(clock) {
 	clockid_t clk;
 	bool nanosleep;		/* nanosleep(), on CLOCK_MONOTONIC */
 };
 
-FIXTURE_VARIANT_ADD(sleep, nanosleep) { .clk = CLOCK_MONOTONIC, .nanosleep = true };
-FIXTURE_VARIANT_ADD(sleep, realtime) { .clk = CLOCK_REALTIME };
-FIXTURE_VARIANT_ADD(sleep, monotonic) { .clk = CLOCK_MONOTONIC };
-FIXTURE_VARIANT_ADD(sleep, boottime) { .clk = CLOCK_BOOTTIME };
-FIXTURE_VARIANT_ADD(sleep, tai) { .clk = CLOCK_TAI };
+FIXTURE_VARIANT_ADD(clock, nanosleep) { .clk = CLOCK_MONOTONIC, .nanosleep = true };
+FIXTURE_VARIANT_ADD(clock, realtime) { .clk = CLOCK_REALTIME };
+FIXTURE_VARIANT_ADD(clock, monotonic) { .clk = CLOCK_MONOTONIC };
+FIXTURE_VARIANT_ADD(clock, boottime) { .clk = CLOCK_BOOTTIME };
+FIXTURE_VARIANT_ADD(clock, tai) { .clk = CLOCK_TAI };
 
-static void *yield_loop(void *arg)
+#define SLACK_NS	10000000	/* 10 ms */
+
+FIXTURE_SETUP(clock)
 {
-	while (!sched_yield())
-		;
-	return NULL;
+	mlockall(MCL_CURRENT | MCL_FUTURE);	/* a page fault may block too */
+	ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK, SLACK_NS, 0UL, 0UL, 0UL));
 }
 
-FIXTURE_SETUP(sleep)
-{
-	pthread_t peer;
-	cpu_set_t cpu;
-
-	self->early = zs_probe_early_return();
-	ASSERT_NE(ZS_EARLY_UNKNOWN, self->early);
-	ASSERT_EQ(0, zs_set_slack(SLACK_NS));
-	CPU_ZERO(&cpu);
-	CPU_SET(sched_getcpu(), &cpu);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu), &cpu));		/* the peer's too */
-	ASSERT_EQ(0, pthread_create(&peer, NULL, yield_loop, NULL));	/* ends with the test */
-}
-
-FIXTURE_TEARDOWN(sleep)
+FIXTURE_TEARDOWN(clock)
 {
 }
 
-static const struct request {
-	bool abs, zero;
-	long long ns;		/* the length, or the deadline from now */
-	const char *desc;
-} requests[] = {
-	{ false, true, 0, "relative 0" },
-	{ false, false, 1, "relative 1 ns" },
-	{ true, true, 0, "absolute now" },
-	{ true, true, -NSEC_PER_SEC, "absolute 1 s ago" },
-	{ true, false, NSEC_PER_MSEC, "absolute in 1 ms" },
-};
+static void on_alarm(int sig)
+{
+}
 
 /*
- * One sleep as @r asks, on @clk or through nanosleep(); whether the calling
- * thread switched voluntarily, and involuntarily, in it is added to *@nv
- * and *@niv (1 or 0: on PREEMPT_RT one sleep may switch more than once).
- * Returns 0, or errno.
+ * One sleep on @clk, or through nanosleep() if @use_nanosleep: relative
+ * @ns, or absolute at @ns from now; with @interrupt, SIGALRM comes every
+ * 10 ms meanwhile.  Returns 0 or errno; *@rem is what the kernel wrote to
+ * rmtp, or -1.  The system calls, with the kernel's types: the C library
+ * may make nanosleep() a clock_nanosleep().
  */
-static int sleep_once(clockid_t clk, bool use_nanosleep, const struct request *r,
-		      long *nv, long *niv)
+static int zsleep(clockid_t clk, bool use_nanosleep, bool abs, long long ns, bool interrupt,
+		  long long *rem)
 {
-	long nv0, niv0, nv1, niv1;
-	struct timespec ts;
-	long long t;
+	struct itimerval every_10ms = { { 0, 10000 }, { 0, 10000 } }, off = { 0 };
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct __kernel_old_timespec ots, orem = { -1, -1 };
+	struct __kernel_timespec ts, trem = { -1, -1 };
+	struct timespec now;
 	int err;
 
-	zs_switches(&nv0, &niv0);
-	t = r->abs ? zs_now(clk) + r->ns : r->ns;
-	ts.tv_sec = t / NSEC_PER_SEC;
-	ts.tv_nsec = t % NSEC_PER_SEC;
-	if (use_nanosleep)
-		err = syscall(SYS_nanosleep, &ts, NULL) ? errno : 0;
-	else
-		err = syscall(SYS_clock_nanosleep, clk, r->abs ? TIMER_ABSTIME : 0,
-			      &ts, NULL) ? errno : 0;
-	zs_switches(&nv1, &niv1);
-	*nv += nv1 > nv0;
-	*niv += niv1 > niv0;
+	clock_gettime(clk, &now);
+	ns += abs ? now.tv_sec * NSEC_PER_SEC + now.tv_nsec : 0;
+	ts.tv_sec = ns / NSEC_PER_SEC;
+	ts.tv_nsec = ns % NSEC_PER_SEC;
+	ots = (struct __kernel_old_timespec){ ts.tv_sec, ts.tv_nsec };
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, interrupt ? &every_10ms : &off, NULL);
+	if (use_nanosleep) {
+		err = syscall(__NR_nanosleep, &ots, &orem) ? errno : 0;
+		trem = (struct __kernel_timespec){ orem.tv_sec, orem.tv_nsec };
+	} else {
+		err = syscall(NR_clock_nanosleep, clk, abs ? TIMER_ABSTIME : 0, &ts, &trem) ?
+		      errno : 0;
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	*rem = trem.tv_nsec < 0 ? -1 : trem.tv_sec * NSEC_PER_SEC + trem.tv_nsec;
 	return err;
 }
 
 /*
- * Whether another task gets the CPU depends on more than the policy: a 1 ns
- * sleep sleeps or not as the timers that others keep on the CPU allow, and
- * a yield switches only when the scheduler finds the peer eligible, which
- * for a while after the host stopped the guest's CPU it may not be.  So the
- * policies take their turns call by call, and SCHEDULE's yields are judged
- * against sched_yield()'s in the same turns, for as long as it takes
- * sched_yield() to switch CALLS times (up to YIELD_MAX_NS).
+ * Under RETURN and SCHEDULE a zero-length sleep (relative 0, absolute now
+ * or 1 s ago) returns 0 without blocking and leaves rmtp alone; so does
+ * one under FULL_SLACK whose end of slack has passed too (1 s ago).  Under
+ * any policy, a sleep of 10 s is not zero-length: a signal ends it, and
+ * rmtp gets what remains until the end of the slack.
  */
-#define YIELD_MAX_NS	(10 * NSEC_PER_SEC)
-
-TEST_F(sleep, zero_or_not)
+TEST_F(clock, zero_or_not)
 {
-	long nv[ZS_NR_POLICIES], niv[ZS_NR_POLICIES], yielded, scheduled, unused = 0;
-	long long deadline;
-	const struct request *r;
-	bool slack_left;
-	int p, i, err;
+	static const long long zero[] = { 0, 0, -NSEC_PER_SEC };	/* relative, absolute */
+	int p, i, err, warm, n = variant->nanosleep ? 1 : 3;
+	struct rusage u[2];
+	long long rem;
 
-	for (r = requests; r < requests + ARRAY_SIZE(requests); r++) {
-		if (r->abs && variant->nanosleep)
-			continue;
-		for (i = -1; i < CALLS; i++) {			/* -1: a warm-up */
-			if (i == 0) {
-				memset(nv, 0, sizeof(nv));
-				memset(niv, 0, sizeof(niv));
+	for (p = 0; p < NR_POLICIES; p++) {
+		ASSERT_EQ(0, set_policy(p, 0));
+		for (i = 0; i < n && p != PR_TIMERSLACK_ZERO_DEFAULT; i++) {
+			if (p == PR_TIMERSLACK_ZERO_FULL_SLACK && zero[i] > -SLACK_NS)
+				continue;	/* its end of slack is ahead */
+			for (warm = 0; warm < 2; warm++) {	/* the second counts */
+				getrusage(RUSAGE_THREAD, &u[0]);
+				err = zsleep(variant->clk, variant->nanosleep, i, zero[i], false,
+					     &rem);
+				getrusage(RUSAGE_THREAD, &u[1]);
 			}
-			for (p = 0; p < ZS_NR_POLICIES; p++) {
-				ASSERT_EQ(0, zs_set_policy(p));
-				err = sleep_once(variant->clk, variant->nanosleep, r,
-						 &nv[p], &niv[p]);
-				ASSERT_EQ(0, err) TH_LOG("%s, policy %d: %s",
-							 r->desc, p, strerror(err));
-			}
+			EXPECT_EQ(0, err) TH_LOG("policy %d, zero %d: %s", p, i, strerror(err));
+			EXPECT_EQ(u[0].ru_nvcsw, u[1].ru_nvcsw) TH_LOG("policy %d, zero %d", p, i);
+			EXPECT_EQ(-1, rem) TH_LOG("policy %d, zero %d wrote rmtp", p, i);
 		}
-		ksft_print_msg("%s: slept %ld %ld %ld %ld, yielded %ld %ld %ld %ld\n", r->desc,
-			       nv[0], nv[1], nv[2], nv[3], niv[0], niv[1], niv[2], niv[3]);
-		for (p = 1; p < ZS_NR_POLICIES && !r->zero; p++)
-			EXPECT_GE(CALLS / 4, labs(nv[p] - nv[0])) TH_LOG("policy %d", p);
-		if (!r->zero)
-			continue;
-		slack_left = r->ns > -SLACK_NS;
-		EXPECT_TRUE(nv[1] <= CALLS / 10 && niv[1] <= CALLS / 10) TH_LOG("RETURN");
-		EXPECT_GE(CALLS / 10, nv[2]) TH_LOG("SCHEDULE slept");
-		EXPECT_TRUE(slack_left ? nv[3] >= CALLS / 2 : nv[3] <= CALLS / 10)
-			TH_LOG("FULL_SLACK");
-		if (self->early == ZS_EARLY_NONE && slack_left)
-			EXPECT_LE(CALLS / 2, nv[0]) TH_LOG("DEFAULT, without the early return");
-		/* As zs_probe_early_return() allows: a quarter (3 of 20 seen). */
-		if (self->early == ZS_EARLY_RETURN && variant->clk == CLOCK_TAI)
-			EXPECT_GE(CALLS / 4, nv[0]) TH_LOG("DEFAULT, with the early return");
-
-		/* Turn about, so that either goes first as often. */
-		ASSERT_EQ(0, zs_set_policy(PR_TIMERSLACK_ZERO_SCHEDULE));
-		yielded = 0;
-		scheduled = 0;
-		deadline = zs_now(CLOCK_MONOTONIC) + YIELD_MAX_NS;
-		for (i = 0; yielded < CALLS && zs_now(CLOCK_MONOTONIC) < deadline; i++) {
-			long nv0, niv0, niv1;
-
-			if (i % 2)
-				ASSERT_EQ(0, sleep_once(variant->clk, variant->nanosleep, r,
-							&unused, &scheduled));
-			zs_switches(&nv0, &niv0);
-			ASSERT_EQ(0, sched_yield());
-			zs_switches(&nv0, &niv1);
-			yielded += niv1 > niv0;
-			if (!(i % 2))
-				ASSERT_EQ(0, sleep_once(variant->clk, variant->nanosleep, r,
-							&unused, &scheduled));
+		for (i = 0; i < (n + 1) / 2; i++) {	/* relative, absolute */
+			err = zsleep(variant->clk, variant->nanosleep, i, 10 * NSEC_PER_SEC,
+				     true, &rem);
+			EXPECT_EQ(EINTR, err) TH_LOG("policy %d, 10 s %d: %s", p, i, strerror(err));
+			EXPECT_TRUE(i ? rem == -1 : rem > 0 && rem <= 10 * NSEC_PER_SEC + SLACK_NS)
+				TH_LOG("policy %d, 10 s %d: rmtp %lld", p, i, rem);
 		}
-		ksft_print_msg("%s: in %d turns, sched_yield() switched %ld times, SCHEDULE %ld\n",
-			       r->desc, i, yielded, scheduled);
-		ASSERT_LE(CALLS, yielded) TH_LOG("the peer never became eligible");
-		EXPECT_LE(yielded / 2, scheduled) TH_LOG("SCHEDULE yielded");
 	}
 }
 
-static atomic_int alarms;
-
-static void on_alarm(int sig)
-{
-	atomic_fetch_add(&alarms, 1);
-}
-
 /*
- * One zero-length sleep (relative, or absolute at the time of the call) on
- * CLOCK_MONOTONIC, with SIGALRM due 1 s later.  True if it lasted until the
- * signal: it failed with EINTR, or it returned 0 once the signal's handler
- * had run.  The second is the kernel's own: a sleep whose soft expiry has
- * passed ends when the timers of its CPU's clock bases are next run (the
- * expiry of another timer: on PREEMPT_RT, where a sleeper that is not
- * real-time and alarm()'s timer are both soft, the alarm's own), and the
- * task may see its sleep over before the signal.
- */
-static bool lasts_until_signal(bool absolute)
-{
-	struct timespec ts = { 0, 0 };
-	bool signalled;
-	int before, ret, err;
-
-	if (absolute && clock_gettime(CLOCK_MONOTONIC, &ts))
-		return false;
-	before = atomic_load(&alarms);
-	alarm(1);
-	if (absolute)
-		ret = syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-	else
-		ret = syscall(SYS_nanosleep, &ts, NULL);
-	err = ret ? errno : 0;
-	alarm(0);
-	signalled = atomic_load(&alarms) != before;
-	ksft_print_msg("FULL_SLACK, largest slack, %s: %s, %s the signal\n",
-		       absolute ? "absolute now" : "nanosleep({0, 0})",
-		       ret ? strerror(err) : "returned 0", signalled ? "after" : "before");
-	return signalled && (!ret || err == EINTR);
-}
-
-/*
- * FULL_SLACK sleeps until the end of the slack, which saturates as the
- * kernel's own does: with the largest slack a zero-length sleep, relative
- * or absolute, lasts until a signal ends it.  A timer of another task may
- * end it earlier (as above): up to three tries.
+ * FULL_SLACK's end of slack saturates as the kernel's does: with the
+ * largest slack (from /proc, where a 32-bit program can write it) a
+ * zero-length sleep lasts until a signal.  Its timer's soft expiry is the
+ * request: it ends the sleep when the CPU's run of the timers of its clock
+ * base reaches it.  A run goes by hard expiry and stops at the first timer
+ * whose soft expiry is ahead: a timer due in an hour, armed from this CPU.
  */
 TEST(full_slack_saturates)
 {
-	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
-	int abs, try;
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
+	struct itimerspec hour = { .it_value = { 3600, 0 } };
+	const char *max = "18446744073709551615";
+	long long rem;
+	cpu_set_t cpu;
+	timer_t guard;
+	int fd, abs;
 
-	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
-	ASSERT_EQ(0, zs_set_slack(~0UL));
-	ASSERT_EQ(~0UL, (unsigned long)prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL));
-	ASSERT_EQ(0, zs_set_policy(PR_TIMERSLACK_ZERO_FULL_SLACK));
-
-	for (abs = 0; abs < 2; abs++) {
-		for (try = 0; try < 3 && !lasts_until_signal(abs); try++)
-			;
-		EXPECT_GT(3, try) TH_LOG("%s returned before the signal",
-					 abs ? "an absolute deadline of now" : "nanosleep({0, 0})");
-	}
+	CPU_ZERO(&cpu);
+	CPU_SET(sched_getcpu(), &cpu);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu), &cpu));
+	ASSERT_EQ(0, timer_create(CLOCK_MONOTONIC, &sev, &guard));
+	ASSERT_EQ(0, timer_settime(guard, 0, &hour, NULL));
+	fd = open("/proc/self/timerslack_ns", O_WRONLY);
+	ASSERT_EQ((ssize_t)strlen(max), write(fd, max, strlen(max)));
+	close(fd);
+	ASSERT_EQ(0, set_policy(PR_TIMERSLACK_ZERO_FULL_SLACK, 0));
+	for (abs = 0; abs < 2; abs++)	/* nanosleep({0, 0}), absolute now */
+		EXPECT_EQ(EINTR, zsleep(CLOCK_MONOTONIC, !abs, abs, 0, true, &rem))
+			TH_LOG("absolute %d", abs);
+	timer_delete(guard);
 }
 
 int main(int argc, char **argv)
 {
 	/* Run again by threads_and_children. */
 	if (argc == 2 && !strcmp(argv[1], "--print-policy"))
-		return zs_get_policy();
+		return get_policy();
 	return test_harness_run(argc, argv);
 }
