@@ -9,6 +9,24 @@
 #   strace/build.sh check    the same, then run the new tests (TAP on stdout)
 #   strace/build.sh have     exit 0 when the source tree is there; else say
 #                            in one line why not, and exit 1
+#   strace/build.sh deps     install the Debian packages that this script
+#                            needs, and only those (make strace; no kernel
+#                            source, no QEMU: not scripts/deps.sh)
+#   strace/build.sh newer-headers [SUITE]
+#                            build it again, and run the new tests, as on a
+#                            host whose linux-libc-dev is SUITE's
+#                            (trixie-backports': 7.3), newer than the
+#                            bundled 7.2 headers (TAP on stdout; root)
+#
+# strace is configured with --enable-bundled=yes: the constants of the
+# series are only in its bundled <linux/prctl.h>, and with the default
+# (check) a host whose kernel headers are newer than the bundled ones
+# builds against its own, which lack them.  newer-headers proves it:
+# SUITE's linux-libc-dev, fetched with a private apt configuration (as
+# scripts/fetch-linux-source.sh fetches linux-source-7.3: the machine's
+# sources are never changed), is installed in a scratch root, an overlay
+# of this machine's root whose writes go to a tmpfs in a private mount
+# namespace, where strace is configured and built in build/strace/newer.
 #
 # The source is strace's git tree of tag v7.2, packed as
 # ../shared/upstream/strace-7.2.tar.xz next to the repository
@@ -28,6 +46,12 @@
 # - configure's results (config.cache), keyed on the configure script and
 #   the compiler.
 # Only src/ is built; the tests build only their own programs.
+# configure's options (one list for every build, with its cache key):
+configure_args=(--enable-bundled=yes --enable-mpers=no --disable-stacktrace
+	--without-libselinux --disable-dependency-tracking)
+# The Debian packages that this script needs: strace's INSTALL-git.md
+# (autoconf, automake, gawk), the tarball, git and the compiler.
+deb_pkgs=(xz-utils git make gcc libc6-dev autoconf automake gawk)
 #
 # The build under build/strace is reused while the tarball, the patches,
 # autoconf, automake and this script are unchanged (the key).  Output:
@@ -156,16 +180,17 @@ configure() {
 	local sum cached
 	mkdir -p "$obj"
 	cd "$obj"
-	# The configure checks depend on the script and the compiler only.
-	sum=$({ sha256sum < "$tree/configure"; gcc --version | head -n 1; } | sha256sum | cut -c1-32)
-	cached=${cache:+$cache/strace-config-v1-$sum.cache}
+	# The configure checks depend on the script, its options, the
+	# compiler and the kernel headers' version only.
+	sum=$({ sha256sum < "$tree/configure"; echo "${configure_args[*]}"
+		gcc --version | head -n 1; cat /usr/include/linux/version.h; } | sha256sum | cut -c1-32)
+	cached=${cache:+$cache/strace-config-v2-$sum.cache}
 	cp "$cached" config.cache 2> /dev/null || true
 	msg "configuring"
 	# No dependency tracking: its stubs for the thousands of test
 	# programs took config.status minutes, and a changed key rebuilds
 	# everything anyway.
-	"$tree/configure" -q --cache-file=config.cache --disable-dependency-tracking \
-		--enable-mpers=no --disable-stacktrace --without-libselinux \
+	"$tree/configure" -q --cache-file=config.cache "${configure_args[@]}" \
 		> "$out/configure.log" 2>&1 ||
 		die "configure failed, see $out/configure.log"
 	if [ -n "$cached" ] && [ ! -f "$cached" ] && mkdir -p "$cache"; then
@@ -232,14 +257,140 @@ check() {
 	return $rc
 }
 
+lint() {
+	# strace's own order and words, where the series adds to them: the
+	# lists stay in C order (upstream's have a few old disorders, so
+	# only the series' lines and their neighbours are judged), and NEWS's
+	# first title is underlined to its length.
+	local f first last title under rc=0
+	for f in tests/.gitignore tests/gen_tests.in tests/pure_executables.list; do
+		first=$(grep -n -E "$test_re" "$tree/$f" | head -n 1 | cut -d: -f1)
+		last=$(grep -n -E "$test_re" "$tree/$f" | tail -n 1 | cut -d: -f1)
+		if [ -n "$first" ] &&
+		   sed -n "$((first - 1)),$((last + 1))p" "$tree/$f" | LC_ALL=C sort -c 2> /dev/null; then
+			echo "ok - strace/series: $f: its lines in C order with their neighbours (sort -c)"
+		else
+			echo "not ok - strace/series: $f: its lines in C order with their neighbours (sort -c)"
+			sed -n "$((first - 1)),$((last + 1))p" "$tree/$f" | sed 's/^/#   /'
+			rc=1
+		fi
+	done
+	title=$(sed -n 1p "$tree/NEWS")
+	under=$(sed -n 2p "$tree/NEWS")
+	if [ "${#title}" = "${#under}" ] && [ -z "${under//=/}" ]; then
+		echo "ok - strace/series: NEWS: the title is underlined to its length (${#title})"
+	else
+		echo "not ok - strace/series: NEWS: the title is underlined to its length (${#title}, not ${#under})"
+		rc=1
+	fi
+	return $rc
+}
+
+deps() {
+	local p s missing=()
+	for p in "${deb_pkgs[@]}"; do
+		s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2> /dev/null || true)
+		[ "$s" = installed ] || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" = 0 ] ||
+		die "these packages are missing and installing them needs root: ${missing[*]}"
+	msg "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+}
+
+# newer-headers SUITE: fetch SUITE's linux-libc-dev, then build in a
+# scratch root that has it (newer_root, in a private mount namespace).
+newer_headers() {
+	local suite=$1 apt version deb
+	local mirror=${ZEROSLEEP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+	local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	[ "$(id -u)" = 0 ] || die "newer-headers needs root (a mount namespace and chroot)"
+	build
+	apt=$out/linux-libc-dev.apt
+	rm -rf "$apt" "$out/newer"
+	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/download" \
+		"$apt/preferences.d" "$out/newer"
+	echo "deb [signed-by=$keyring] $mirror $suite main" > "$apt/sources.list"
+	: > "$apt/preferences"
+	local opts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o Dir::Etc::sourceparts=-
+		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
+		-o "Dir::Etc::preferences=$apt/preferences" -o "Dir::Etc::preferencesparts=$apt/preferences.d"
+		-o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+	msg "fetching linux-libc-dev from $suite (private apt configuration in $apt)"
+	apt-get "${opts[@]}" -qq update > "$apt/update.log" 2>&1 ||
+		die "apt-get update of $mirror $suite failed, see $apt/update.log"
+	version=$(apt-cache "${opts[@]}" madison linux-libc-dev 2> /dev/null |
+		awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -V | tail -n 1)
+	[ -n "$version" ] || die "no linux-libc-dev in $mirror $suite"
+	(cd "$apt/download" && apt-get "${opts[@]}" -qq download "linux-libc-dev=$version") ||
+		die "apt-get download linux-libc-dev=$version failed"
+	deb=$(ls "$apt/download/"*.deb)
+	unshare -m --propagation private "$top/strace/build.sh" newer-root "$deb" "$suite" "$version"
+}
+
+newer_root() {
+	local deb=$1 suite=$2 version=$3 T M rc=0
+	T=$(mktemp -d "${TMPDIR:-/tmp}/strace-newer.XXXXXX")
+	M=$T/root
+	mkdir -p "$T/rw" "$M"
+	if ! { mount -t tmpfs tmpfs "$T/rw" && mkdir "$T/rw/upper" "$T/rw/work" &&
+		mount -t overlay overlay -o "lowerdir=/,upperdir=$T/rw/upper,workdir=$T/rw/work" "$M" &&
+		mount --rbind /dev "$M/dev" && mount -t proc proc "$M/proc" &&
+		mount --bind "$out/newer" "$M$out/newer"; }; then
+		die "cannot make the scratch root in $T"
+	fi
+	dpkg --root="$M" --log="$M/var/log/dpkg.log" --force-depends --force-breaks -i "$deb" > "$out/newer/dpkg.log" 2>&1 ||
+		die "dpkg -i $(basename "$deb") in the scratch root failed, see $out/newer/dpkg.log"
+	echo "# the scratch root's kernel headers: linux-libc-dev $(dpkg-query --root="$M" -W -f '${Version}' linux-libc-dev)," \
+		"$(sed -n 's/^#define LINUX_VERSION_\(MAJOR\|PATCHLEVEL\|SUBLEVEL\) //p' "$M/usr/include/linux/version.h" | paste -sd.)"
+	chroot "$M" "$top/strace/build.sh" newer-build "$suite" "$version" || rc=$?
+	umount -l "$M" 2> /dev/null
+	umount "$T/rw" 2> /dev/null && rm -rf "$T"
+	return $rc
+}
+
+# In the scratch root: configure (no cache: its key does not know the
+# headers' origin), build src/strace and the new tests in build/strace/newer.
+newer_build() {
+	local suite=$1 version=$2 bundled rc=0
+	out=$out/newer
+	obj=$out/obj
+	cache=
+	configure
+	bundled=$(sed -n 's/^st_cv_use_bundled_headers=//p' "$obj/config.log")
+	msg "building src/strace against linux-libc-dev $version"
+	if make -s -j2 -C "$obj/src" all > "$out/make.log" 2>&1 && "$obj/src/strace" -V > /dev/null; then
+		echo "ok - strace builds on a host whose linux-libc-dev is $version ($suite; bundled headers used: $bundled)"
+	else
+		tail -n 30 "$out/make.log" | sed 's/^/#   /'
+		echo "not ok - strace builds on a host whose linux-libc-dev is $version ($suite; bundled headers used: $bundled)"
+		return 1
+	fi
+	check || rc=$?
+	return $rc
+}
+
 case ${1:-} in
 have) have; exit ;;
-''|check) ;;
-*) die "unknown argument '$1' (usage: strace/build.sh [check|have])" ;;
+deps) deps; exit ;;
+newer-root) shift; newer_root "$@"; exit ;;
+newer-build) shift; newer_build "$@"; exit ;;
+''|check|newer-headers) ;;
+*) die "unknown argument '$1' (usage: strace/build.sh [check|have|deps|newer-headers [SUITE]])" ;;
 esac
 have > /dev/null || die "$(have)"
+if [ "${1:-}" = newer-headers ]; then
+	newer_headers "${2:-trixie-backports}"
+	exit
+fi
 build
 echo "  STRACE  $obj/src/strace (strace 7.2 + strace/series)"
 if [ "${1:-}" = check ]; then
-	check
+	rc=0
+	lint || rc=$?
+	check || rc=$?
+	exit $rc
 fi

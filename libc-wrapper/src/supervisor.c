@@ -62,6 +62,7 @@
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include <zerosleep.h>
@@ -95,6 +96,20 @@
 #define I386_CLOCK_NANOSLEEP64	407U
 
 #define EXIT_FAIL 125
+
+/*
+ * The architectures whose system call numbers the filter and decode()
+ * know.  On any other the filter would match no call, and the command
+ * would run unsupervised while the launcher said it supervised it: there
+ * the supervisor refuses instead (arch_unknown()).
+ */
+#ifndef ZS_ARCH_KNOWN		/* -DZS_ARCH_KNOWN=0 tries the refusal */
+# if defined(__x86_64__) || defined(__i386__)
+#  define ZS_ARCH_KNOWN	1
+# else
+#  define ZS_ARCH_KNOWN	0
+# endif
+#endif
 
 enum call { CALL_OTHER, CALL_NANOSLEEP, CALL_CLOCK_NANOSLEEP, CALL_SECCOMP };
 /* How the request's struct timespec is laid out. */
@@ -155,13 +170,33 @@ int zs_supervisor_privileged(void)
 	return ret;
 }
 
+/* Why the filter cannot serve this machine's architecture, or NULL. */
+static const char *arch_unknown(void)
+{
+	static char why[160];
+	struct utsname u;
+
+	if (ZS_ARCH_KNOWN)
+		return NULL;
+	if (uname(&u) < 0)
+		strcpy(u.machine, "unknown");
+	snprintf(why, sizeof(why), "it knows the system call numbers of "
+		 "x86-64, x32 and i386 only, not of this machine (%s)",
+		 u.machine);
+	return why;
+}
+
 const char *zs_supervisor_unusable(void)
 {
 	char line[256];
 	unsigned long long eff = 0;
 	int scope = 0;
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	const char *arch = arch_unknown();
+	FILE *f;
 
+	if (arch)
+		return arch;
+	f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
 	if (!f)
 		return NULL;
 	if (fscanf(f, "%d", &scope) != 1)
@@ -835,7 +870,13 @@ int zs_supervise(int policy, char *const argv[], unsigned int flags)
 	sigset_t set, old;
 	int sv[2], err = 0, status;
 	struct stat st;
+	const char *arch = arch_unknown();
 
+	if (arch) {
+		fprintf(stderr, PROG ": the supervisor cannot run '%s': %s\n",
+			argv[0], arch);
+		return EXIT_FAIL;
+	}
 	memset(&s, 0, sizeof(s));
 	s.policy = policy;
 	s.listener = s.sigfd = s.timerfd = -1;
