@@ -13,6 +13,7 @@
 #   make bench      benchmark vanilla and patched 6.12 and 7.3
 #   make bench-supervisor  the launcher's supervised fallback, on this host
 #   make strace     build strace 7.2 with strace/series and run its new tests
+#                   (installs the few packages that strace needs, no more)
 #   make kernel-deb [KCONFIG=path] [KDEB_DIR=dir]
 #                   a Debian linux-image package of the patched kernel
 #                   (bindeb-pkg), configured by KCONFIG (default: the
@@ -24,10 +25,14 @@
 #   make install    install them and every man page (PREFIX=/usr/local,
 #                   DESTDIR=, and LIBDIR, BINDIR, MANDIR...)
 #   make uninstall  remove what make install put there (same variables)
+#   make dist       the upstream tarball of the commit (DISTREF=HEAD):
+#                   build/zerosleep-VERSION.tar.gz, the same bytes every time
 #   make loop-figures  time README's loop.py on this machine (no kernel)
 #
 #   KERNEL=6.12|7.3 picks the kernel of demo, run, test-debug, series and
 #   the other single-kernel targets (default 6.12, what users run).
+#   V=1 shows every command of lib, install and uninstall (debian/rules
+#   asks for it); they are quiet by default.
 #
 # All build output lives under build/ (git-ignored).
 
@@ -59,10 +64,13 @@ BZIMAGE  := $(KOBJ)/arch/x86/boot/bzImage
 KHDR     := $(KOBJ)/usr/include
 KSFT_OUT := $(BUILD)/selftests$(KSUFFIX)
 CC       ?= cc
+# lib, install and uninstall: quiet, unless V=1.
+V        ?= 0
+QUIET    := $(if $(filter 1,$(V)),,-s)
 
 .PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench bench-supervisor hardening \
 	series check-series check-uapi uapi checkpatch install uninstall loop-figures clean distclean help strace \
-	kernel-deb
+	kernel-deb dist
 
 # The default: the userspace only, safe in a fresh checkout as any user.
 # The targets that build kernels (demo, test, kernel...) install Debian
@@ -103,7 +111,9 @@ kernel-deb:
 # that the guests run are built (KSFT_PROGS: the series' two and the
 # upstream timers/nanosleep and posix_timers), each by its directory's
 # Makefile; a dry run of the whole "make -C tools/testing/selftests
-# TARGETS='timers proc'" checks that it would build the series' two.
+# TARGETS='timers proc'" checks that it would build the series' two.  The
+# series' two are built a second time as 32-bit programs (USERCFLAGS=-m32,
+# gcc-multilib) into $(KSFT_OUT)-m32, to run on the IA-32 entry points.
 # The upstream prctl selftests that the guest kernel can run (see
 # qemu/upstream-prctl.sh for the two left out): prctl/Makefile builds in
 # its source directory, so they are compiled here.
@@ -124,6 +134,10 @@ selftests: kernel
 		$(MAKE) -s -C $(TREE)/tools/testing/selftests/$$d OUTPUT=$(KSFT_OUT)/$$d \
 			KHDR_INCLUDES="-isystem $(KHDR)" \
 			$$(for p in $(KSFT_PROGS); do case $$p in $$d/*) echo $(KSFT_OUT)/$$p;; esac; done) || exit 1; \
+		mkdir -p $(KSFT_OUT)-m32/$$d && \
+		$(MAKE) -s -C $(TREE)/tools/testing/selftests/$$d OUTPUT=$(KSFT_OUT)-m32/$$d \
+			KHDR_INCLUDES="-isystem $(KHDR)" USERCFLAGS=-m32 USERLDFLAGS=-m32 \
+			$$(for p in $(KSFT_OWN); do case $$p in $$d/*) echo $(KSFT_OUT)-m32/$$p;; esac; done) || exit 1; \
 	done
 	@mkdir -p $(KSFT_OUT)/prctl
 	@for t in $(UPSTREAM_PRCTL); do \
@@ -135,7 +149,7 @@ hardening: kernel
 	@$(MAKE) -s -C hardening O=$(BUILD)/hardening
 
 lib:
-	@$(MAKE) -s -C libc-wrapper O=$(BUILD)/libc-wrapper all tests
+	@$(MAKE) $(QUIET) -C libc-wrapper O=$(BUILD)/libc-wrapper all tests
 	@echo "make lib: the launcher is $(BUILD)/libc-wrapper/zerosleep"
 	@echo "make lib: libzerosleep.so, libzerosleep.a and libzerosleep-preload.so are in $(BUILD)/libc-wrapper"
 
@@ -168,8 +182,10 @@ bench-supervisor:
 	@bench/supervisor.sh
 
 # strace 7.2 (../shared/upstream) with strace/series, reused while nothing
-# changed.
-strace: deps
+# changed.  It installs the few packages that strace needs (strace/build.sh
+# deps), not "deps": no kernel source, no QEMU.
+strace:
+	@strace/build.sh deps
 	@strace/build.sh check
 
 series: tree
@@ -188,22 +204,48 @@ check-uapi: kernel
 
 # The trees are Debian's source without git history, so checkpatch cannot
 # look up the mainline commits that Fixes: tags and changelogs cite
-# (UNKNOWN_COMMIT_ID); everything else it checks.
+# (UNKNOWN_COMMIT_ID); everything else it checks.  The selftests patch adds
+# files without a MAINTAINERS line, since the entries of their directories
+# (timers/ and proc/) already list them, which make test checks with
+# get_maintainer.pl: there checkpatch's FILE_PATH_CHANGES is ignored too.
 checkpatch: tree
 	@cd $(TREE) && export PATH=/usr/bin:$$PATH && for p in $(addprefix $(TOP)/$(KSERIES)/,$(shell cat $(KSERIES)/series)); do \
-		scripts/checkpatch.pl --strict -q --no-summary --ignore UNKNOWN_COMMIT_ID $$p || exit 1; done
+		ign=UNKNOWN_COMMIT_ID; case $$p in *-selftests-*) ign=$$ign,FILE_PATH_CHANGES;; esac; \
+		scripts/checkpatch.pl --strict -q --no-summary --ignore $$ign $$p || exit 1; done
 
 # PREFIX, DESTDIR and the other GNU directory variables are passed on.
 # Every man page comes from man/Makefile, once: the library's Makefile
 # installs only the rest (install-bin).
 install: lib
-	@$(MAKE) -s -C libc-wrapper O=$(BUILD)/libc-wrapper install-bin
-	@$(MAKE) -s -C man install
+	@$(MAKE) $(QUIET) -C libc-wrapper O=$(BUILD)/libc-wrapper install-bin
+	@$(MAKE) $(QUIET) -C man install
 
 # Builds nothing: removes what install put there, with the same variables.
 uninstall:
-	@$(MAKE) -s -C libc-wrapper O=$(BUILD)/libc-wrapper uninstall-bin
-	@$(MAKE) -s -C man uninstall
+	@$(MAKE) $(QUIET) -C libc-wrapper O=$(BUILD)/libc-wrapper uninstall-bin
+	@$(MAKE) $(QUIET) -C man uninstall
+
+# The upstream tarball (Debian's orig.tar.gz, debian/watch): git archive of
+# a commit, so only tracked files (never build/), with the commit's time as
+# every file's mtime (git archive does so for a commit, not for a tree),
+# gzip without a name or time stamp: the same commit gives the same bytes.
+# debian/ is left out: the Debian packaging travels in its own
+# debian.tar.xz.  The version is the library's (<zerosleep.h>).
+DISTREF  ?= HEAD
+zs_version = $(shell sed -n 's/^\#define ZEROSLEEP_VERSION_$(1)[[:space:]]*\([0-9]*\)$$/\1/p' \
+		libc-wrapper/include/zerosleep.h)
+DISTVER  := $(call zs_version,MAJOR).$(call zs_version,MINOR).$(call zs_version,PATCH)
+DISTNAME := zerosleep-$(DISTVER)
+dist:
+	@commit=$$(git rev-parse --verify -q '$(DISTREF)^{commit}') || \
+		{ echo "make dist: '$(DISTREF)' is not a commit" >&2; exit 1; }; \
+	git diff --quiet HEAD -- 2>/dev/null || [ '$(DISTREF)' != HEAD ] || \
+		echo "make dist: uncommitted changes are not in the tarball (it is $${commit:0:12}'s)" >&2; \
+	mkdir -p $(BUILD) && \
+	git archive --format=tar --prefix=$(DISTNAME)/ $$commit -- . ':(exclude)debian' | \
+		gzip -9 -n > $(BUILD)/$(DISTNAME).tar.gz.tmp && \
+	mv $(BUILD)/$(DISTNAME).tar.gz.tmp $(BUILD)/$(DISTNAME).tar.gz && \
+	echo "make dist: $(BUILD)/$(DISTNAME).tar.gz ($${commit:0:12}); for Debian: ../zerosleep_$(DISTVER).orig.tar.gz"
 
 # The figures of README's loop.py example, on this machine, through the
 # preload fallback (or the kernel series, if it runs): builds no kernel.
@@ -211,7 +253,7 @@ loop-figures: lib
 	@doc/loop-figures.sh $(BUILD)/libc-wrapper
 
 clean:
-	rm -rf $(KOBJ) $(KDEB_DIR) $(KSFT_OUT) $(BUILD)/libc-wrapper $(BUILD)/demo $(BUILD)/run
+	rm -rf $(KOBJ) $(KDEB_DIR) $(KSFT_OUT) $(KSFT_OUT)-m32 $(BUILD)/libc-wrapper $(BUILD)/demo $(BUILD)/run
 
 distclean:
 	rm -rf $(BUILD)

@@ -268,36 +268,150 @@ static int list_tasks(pid_t pid, pid_t **tids)
 }
 
 /*
- * Show (policy < 0) or set the policy of every thread of @pid.  Threads
- * that exit meanwhile are skipped; threads that start meanwhile inherit the
- * policy of their creator.
+ * Show the policy of every thread of @pid, in one pass, as chrt -a -p
+ * does.  Threads that exit meanwhile are skipped.
  */
-static int all_tasks(pid_t pid, int policy)
+static int show_all_tasks(pid_t pid)
 {
-	const char *what = policy < 0 ? "get" : "set";
 	pid_t *tids = NULL;
-	int i, n, done = 0, status = EXIT_SUCCESS;
+	int i, n, shown = 0, status = EXIT_SUCCESS;
 
 	n = list_tasks(pid, &tids);
 	if (n < 0)
-		return report(what, "pid", pid, errno == ENOENT ? ESRCH : errno);
+		return report("get", "pid", pid, errno == ENOENT ? ESRCH : errno);
 	for (i = 0; i < n && status == EXIT_SUCCESS; i++) {
-		if (policy < 0) {
-			status = show("tid", tids[i], 1);
-			if (status < 0) {
-				status = EXIT_SUCCESS;
-				continue;
-			}
-		} else if (zerosleep_set_tid_policy(tids[i], policy) < 0) {
-			if (errno == ESRCH)
-				continue;
-			status = report(what, "tid", tids[i], errno);
-		}
-		done++;
+		status = show("tid", tids[i], 1);
+		if (status < 0)
+			status = EXIT_SUCCESS;	/* gone meanwhile */
+		else
+			shown++;
 	}
 	free(tids);
-	if (status == EXIT_SUCCESS && done == 0)
-		return report(what, "pid", pid, ESRCH);
+	if (status == EXIT_SUCCESS && shown == 0)
+		return report("get", "pid", pid, ESRCH);
+	return status;
+}
+
+/*
+ * The most passes that -a makes over the threads of a process.  A thread
+ * can start with another policy only if the thread that starts it has
+ * another policy, and every pass sets every thread that it sees, so a
+ * program whose threads are started by long-lived threads (a pool, a
+ * dispatcher, main()) takes two or three passes however fast it starts
+ * them.  What can keep every pass busy is a chain of threads that each
+ * start the next and exit before a pass reaches them, or a program that
+ * keeps changing its own policy back; for them the launcher gives up
+ * rather than run for as long as the process does.  A pass costs three
+ * system calls or so for each thread.
+ */
+#define ALL_TASKS_MAX_PASSES 100
+
+/* A sorted set of thread IDs. */
+struct tid_set {
+	pid_t *tids;
+	size_t n, size;
+};
+
+static int tid_set_has(const struct tid_set *set, pid_t tid)
+{
+	return set->n && bsearch(&tid, set->tids, set->n, sizeof(tid),
+				 compare_tids);
+}
+
+/* Add @tid, which is not in @set yet; -1 with errno ENOMEM on failure. */
+static int tid_set_add(struct tid_set *set, pid_t tid)
+{
+	size_t i, size;
+	pid_t *bigger;
+
+	if (set->n == set->size) {
+		size = set->size ? 2 * set->size : 16;
+		bigger = realloc(set->tids, size * sizeof(*bigger));
+		if (!bigger)
+			return -1;
+		set->tids = bigger;
+		set->size = size;
+	}
+	for (i = set->n; i > 0 && set->tids[i - 1] > tid; i--)
+		set->tids[i] = set->tids[i - 1];
+	set->tids[i] = tid;
+	set->n++;
+	return 0;
+}
+
+/*
+ * Set the policy of every thread of @pid, as chrt -a and taskset -a do,
+ * but until it holds: the /proc file changes one thread, and a thread that
+ * the process starts meanwhile takes the policy of the thread that starts
+ * it, which may not have been set yet.  So walk /proc/PID/task again until
+ * a whole pass finds every thread with the policy already.  Then every
+ * thread that the pass listed had it, and a thread that joined the process
+ * later took it from its creator (copy_process() copies it as the thread
+ * joins the list that /proc walks, which ends with the newest).
+ *
+ * Each thread's policy is read before it is written, which is what ends
+ * the walk: a thread that was started with the policy, by a thread already
+ * set, is no new work; otherwise a process that keeps starting threads
+ * would never give a pass without a write.  The same read sets a thread
+ * again when its ID comes back, reused by a new thread with another
+ * policy.  The threads written without being read back (their file could
+ * not be read: a security module may let a supervisor change a policy and
+ * not read it) are remembered, and count as new work the first time only.
+ *
+ * A thread that exits meanwhile (ESRCH) is skipped; any other failure to
+ * set a thread ends the walk with the launcher's status 125.
+ */
+static int set_all_tasks(pid_t pid, int policy)
+{
+	struct tid_set unread = { NULL, 0, 0 };
+	pid_t *tids, tid;
+	int i, n, pass, old, changed, seen = 0, status = EXIT_SUCCESS;
+
+	for (pass = 1; status == EXIT_SUCCESS; pass++) {
+		n = list_tasks(pid, &tids);
+		if (n < 0) {
+			/* The process ended after a pass: nothing to set. */
+			if (seen && (errno == ENOENT || errno == ESRCH))
+				break;
+			status = report("set", "pid", pid,
+					errno == ENOENT ? ESRCH : errno);
+			break;
+		}
+		changed = 0;
+		for (i = 0; i < n && status == EXIT_SUCCESS; i++) {
+			tid = tids[i];
+			old = zerosleep_get_tid_policy(tid);
+			if (old < 0 && errno == ESRCH)
+				continue;
+			seen = 1;
+			if (old == policy ||
+			    (old < 0 && tid_set_has(&unread, tid)))
+				continue;
+			if (zerosleep_set_tid_policy(tid, policy) < 0) {
+				if (errno != ESRCH)
+					status = report("set", "tid", tid,
+							errno);
+				continue;
+			}
+			changed++;
+			if (old < 0 && tid_set_add(&unread, tid) < 0)
+				status = report("set", "pid", pid, errno);
+		}
+		free(tids);
+		if (status != EXIT_SUCCESS || changed == 0)
+			break;
+		if (pass == ALL_TASKS_MAX_PASSES) {
+			fprintf(stderr, PROG ": gave up on pid %d after %d "
+				"passes over its threads: each found threads "
+				"without the policy (%d in the last), started "
+				"or changed back faster than they can be set\n",
+				(int)pid, pass, changed);
+			status = EXIT_FAIL;
+		}
+	}
+	free(unread.tids);
+	if (status == EXIT_SUCCESS && !seen)
+		return report("set", "pid", pid, ESRCH);
 	return status;
 }
 
@@ -337,8 +451,10 @@ static int do_pid(int argc, char **argv, int all)
 	pid = parse_pid(argv[argc - 1]);
 	if (!zerosleep_is_supported())
 		no_kernel_support("-p");
-	if (all)
-		status = all_tasks(pid, policy);
+	if (all && policy < 0)
+		status = show_all_tasks(pid);
+	else if (all)
+		status = set_all_tasks(pid, policy);
 	else if (policy < 0)
 		status = show("pid", pid, 0);
 	else
