@@ -301,8 +301,9 @@ static int show_all_tasks(pid_t pid)
  * them.  What can keep every pass busy is a chain of threads that each
  * start the next and exit before a pass reaches them, or a program that
  * keeps changing its own policy back; for them the launcher gives up
- * rather than run for as long as the process does.  A pass costs three
- * system calls or so for each thread.
+ * rather than run for as long as the process does.  100 passes give such
+ * a chain many chances to be caught, and bound the work at 100 times a
+ * pass, which costs three system calls or so for each thread.
  */
 #define ALL_TASKS_MAX_PASSES 100
 

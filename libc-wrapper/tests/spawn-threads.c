@@ -10,11 +10,13 @@
  *   spawn-threads --reset READY
  *	Start two threads on each CPU that set their own policy back to the
  *	one they started with, again and again, then 256 idle threads, and
- *	create READY; until killed.  With two on every CPU, the launcher's
- *	included, and passes longer than a scheduler tick, one of them runs
- *	between two passes, as good as always.  (Left to the scheduler, they
- *	all sat on one CPU at first, which the busy host running QEMU held
- *	up for whole passes of a short walk.)
+ *	create READY.  With two on every CPU, the launcher's included, and
+ *	passes longer than a scheduler tick, one of them runs between two
+ *	passes, as good as always.  (Left to the scheduler, they all sat on
+ *	one CPU at first, which the busy host running QEMU held up for whole
+ *	passes of a short walk.)  On SIGUSR1, say how many times at most
+ *	one of them found its policy changed, which is at most the number
+ *	of passes of the walk, and exit.
  *
  * The first: main() starts a watcher, 256 idle threads and 4 spawners, in
  * that order, so that a walk in increasing thread ID order has much to do
@@ -53,8 +55,9 @@
 #define MAX_SHORT	16		/* short-lived workers alive at once */
 #define SHORT_LIFE_NS	2000000L	/* 2 ms */
 #define MAX_KEPT	2048
-#define TIMEOUT_S	120
+#define TIMEOUT_S	3600
 #define RESETTERS_PER_CPU 2
+#define MAX_RESETTERS	256
 
 static int old_policy, new_policy;
 static atomic_int walking, stopping, kept, born_old, born_new, dropped;
@@ -70,6 +73,9 @@ static int live_short;
 static pid_t long_tids[N_LONG];
 static atomic_int n_long, n_noted;
 static pid_t kept_tids[MAX_KEPT];
+
+/* How many times each resetter found its policy changed. */
+static atomic_int changes[MAX_RESETTERS];
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 fail(const char *fmt, ...)
@@ -213,16 +219,21 @@ static void *watcher(void *arg)
 	stay();
 }
 
+/* @arg: the resetter's number, times CPU_SETSIZE, plus its CPU. */
 static void *resetter(void *arg)
 {
+	long cpu = (long)arg % CPU_SETSIZE, n = (long)arg / CPU_SETSIZE;
 	cpu_set_t cpus;
 
 	CPU_ZERO(&cpus);
-	CPU_SET((int)(long)arg, &cpus);
+	CPU_SET(cpu, &cpus);
 	sched_setaffinity(0, sizeof(cpus), &cpus);
-	for (;;)
+	for (;;) {
+		if (own_policy() != old_policy)
+			atomic_fetch_add(&changes[n], 1);
 		prctl(PR_SET_TIMERSLACK_ZERO_POLICY, (long)old_policy,
 		      0L, 0L, 0L);
+	}
 	return NULL;
 }
 
@@ -261,7 +272,7 @@ static int check(pid_t tid, const char *kind, char *out, size_t size)
 int main(int argc, char **argv)
 {
 	struct timespec timeout = { TIMEOUT_S, 0 };
-	int i, n, good = 0, checked = 0;
+	int i, j, n, good = 0, checked = 0, most = 0;
 	char bad[512] = "";
 	pthread_attr_t attr;
 	cpu_set_t cpus;
@@ -288,15 +299,23 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--reset") == 0) {
 		if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0)
 			fail("sched_getaffinity: %s", strerror(errno));
+		n = 0;
 		for (i = 0; i < CPU_SETSIZE; i++)
-			for (n = 0; CPU_ISSET(i, &cpus) &&
-				    n < RESETTERS_PER_CPU; n++)
-				start(&attr, resetter, (void *)(long)i);
+			for (j = 0; CPU_ISSET(i, &cpus) &&
+				    j < RESETTERS_PER_CPU && n < MAX_RESETTERS;
+			     j++, n++)
+				start(&attr, resetter,
+				      (void *)((long)n * CPU_SETSIZE + i));
 		for (i = 0; i < IDLE_THREADS; i++)
 			start(&attr, idle, NULL);
 		make_ready(argv[2]);
 		if (sigtimedwait(&set, NULL, &timeout) < 0)
-			fail("not killed within %d s", TIMEOUT_S);
+			fail("no signal within %d s", TIMEOUT_S);
+		for (i = 0; i < n; i++)
+			if (atomic_load(&changes[i]) > most)
+				most = atomic_load(&changes[i]);
+		printf("%d resetters; one found its policy changed %d times "
+		       "at most\n", n, most);
 		return 0;
 	}
 
