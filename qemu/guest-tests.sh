@@ -163,7 +163,7 @@ for g in $groups; do
 		group upstream_prctl 600 "$top/qemu/upstream-prctl.sh" "$ksft/prctl"
 		;;
 	lib)
-		group libzerosleep 600 "$top/libc-wrapper/tests/run-guest.sh"
+		group libzerosleep 900 "$top/libc-wrapper/tests/run-guest.sh"
 		;;
 	man-examples)
 		group man_examples 300 "$top/man/check.sh" run-examples "$b/man/examples"
