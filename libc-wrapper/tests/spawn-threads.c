@@ -103,26 +103,6 @@ static void sleep_ns(long ns)
 		;
 }
 
-/* The policy of thread @tid of this process, or -1 with errno. */
-static int policy_of(pid_t tid)
-{
-	char path[64], buf[16];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path),
-		 "/proc/self/task/%d/timerslack_zero_policy", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return atoi(buf);
-}
-
 static void note_long(void)
 {
 	long_tids[atomic_fetch_add(&n_long, 1)] = gettid();
@@ -211,7 +191,7 @@ static void *watcher(void *arg)
 	(void)arg;
 	note_long();
 	while (!atomic_load(&walking) && !atomic_load(&stopping)) {
-		if (policy_of(getpid()) != old_policy ||
+		if (zerosleep_get_tid_policy(getpid()) != old_policy ||
 		    own_policy() != old_policy)
 			atomic_store(&walking, 1);
 		sleep_ns(100000);
@@ -258,7 +238,7 @@ static void make_ready(const char *file)
 /* Check one thread: 1 if it has the new policy; says why not on @out. */
 static int check(pid_t tid, const char *kind, char *out, size_t size)
 {
-	int policy = policy_of(tid);
+	int policy = zerosleep_get_tid_policy(tid);
 	size_t len = strlen(out);
 
 	if (policy == new_policy)
