@@ -249,6 +249,18 @@ check "zerosleep holds the launcher, the preload library, bash completion, the m
 		/usr/share/man/man2const/PR_SET_TIMERSLACK_ZERO_POLICY.2const.gz \
 		/usr/share/man/man5/proc_pid_timerslack_zero_policy.5.gz \
 		/usr/share/man/man7/zerosleep-preload.7.gz
+# The installed pages name the package's paths, not make install's default.
+page_of() {
+	dpkg-deb --fsys-tarfile "$T/zerosleep_${version}_$arch.deb" | tar -xO ".$1" | zcat
+}
+roff_L=${L//-/\\-}
+check "zerosleep(1) and zerosleep-preload(7) in the package name $L/zerosleep and /usr/bin/zerosleep, not /usr/local" \
+	eval 'page_of /usr/share/man/man1/zerosleep.1.gz >"$T/zerosleep.1" &&
+	      page_of /usr/share/man/man7/zerosleep-preload.7.gz >"$T/zerosleep-preload.7" &&
+	      grep -qF "$roff_L/zerosleep/libzerosleep\-preload.so" "$T/zerosleep.1" &&
+	      grep -qF "ExecStart=/usr/bin/zerosleep " "$T/zerosleep.1" &&
+	      grep -qF "LD_PRELOAD=$roff_L/zerosleep/libzerosleep\-preload.so" "$T/zerosleep-preload.7" &&
+	      ! grep -q /usr/local "$T/zerosleep.1" "$T/zerosleep-preload.7"'
 npages=$(cd "$top/man" && find man* -type f | wc -l)
 nshipped=$(for p in libzerosleep-dev zerosleep; do contents "$p"; done | grep -c '^/usr/share/man/man.*\.gz$')
 check "every man page of man/ is in a package, once ($npages pages)" eval '[[ $npages == "$nshipped" ]]'

@@ -293,11 +293,18 @@ for page in $pages; do
 done
 check "every man page is installed, man2const and man5 too ($(wc -w <<<"$pages") pages)" \
 	eval '[[ -n $pages && -z $missing ]] || { echo "missing:$missing" >"$D/log"; false; }'
+# The pages name this installation's paths, '-' escaped as roff has it.
+roff_libdir=${libdir//-/\\-}
+check "the installed zerosleep(1) and zerosleep-preload(7) name $libdir/zerosleep and $prefix/bin/zerosleep, not /usr/local" \
+	eval 'grep -qF "$roff_libdir/zerosleep/libzerosleep\-preload.so" "$tdest$prefix/share/man/man1/zerosleep.1" &&
+	      grep -qF "ExecStart=$prefix/bin/zerosleep " "$tdest$prefix/share/man/man1/zerosleep.1" &&
+	      grep -qF "LD_PRELOAD=$roff_libdir/zerosleep/libzerosleep\-preload.so" "$tdest$prefix/share/man/man7/zerosleep-preload.7" &&
+	      ! grep -q /usr/local "$tdest$prefix/share/man/man1/zerosleep.1" "$tdest$prefix/share/man/man7/zerosleep-preload.7"'
 check "each file is installed once (the man1 and man3 pages too)" \
 	eval '[[ -s $INSTALL_LOG && -z $(sort "$INSTALL_LOG" | uniq -d) ]] ||
 	      { sort "$INSTALL_LOG" | uniq -d >"$D/log"; false; }'
 check "the libraries, the preload library, the header, zerosleep.pc and the launcher are installed" \
-	eval '[[ -f $tdest$libdir/libzerosleep.so.2.1.0 && -L $tdest$libdir/libzerosleep.so.2 &&
+	eval '[[ -f $tdest$libdir/libzerosleep.so.2.2.0 && -L $tdest$libdir/libzerosleep.so.2 &&
 	        -L $tdest$libdir/libzerosleep.so && -f $tdest$libdir/libzerosleep.a &&
 	        -f $tdest$libdir/zerosleep/libzerosleep-preload.so &&
 	        -f $tdest$prefix/include/zerosleep.h && -f $tdest$libdir/pkgconfig/zerosleep.pc &&
