@@ -238,11 +238,15 @@ check "libzerosleep2 holds the shared library and its soname link" \
 check "libzerosleep2 has a symbols file naming every versioned symbol" \
 	eval 'dpkg-deb -I "$T/libzerosleep2_${version}_$arch.deb" symbols >"$T/symbols" &&
 	      grep -q "^ zerosleep_backend@ZEROSLEEP_2.1 " "$T/symbols" &&
-	      grep -q "^ zerosleep_set_policy@ZEROSLEEP_1.0 " "$T/symbols"'
+	      grep -q "^ zerosleep_set_policy@ZEROSLEEP_1.0 " "$T/symbols" &&
+	      grep -q "^ zerosleep_version@ZEROSLEEP_2.2 " "$T/symbols"'
 check "libzerosleep-dev holds the header, the static library, the .so link, both pkg-config names, the man3 pages" \
 	has libzerosleep-dev /usr/include/zerosleep.h "$L/libzerosleep.a" "$L/libzerosleep.so" \
 		"$L/pkgconfig/zerosleep.pc" "$L/pkgconfig/libzerosleep.pc" \
-		/usr/share/man/man3/zerosleep_set_policy.3.gz /usr/share/man/man3/zerosleep_backend.3.gz
+		/usr/share/man/man3/zerosleep_set_policy.3.gz /usr/share/man/man3/zerosleep_backend.3.gz \
+		/usr/share/man/man3/libzerosleep.3.gz /usr/share/man/man3/zerosleep_version.3.gz
+check "zerosleep ships README and doc/loop-figures.sh in /usr/share/doc/zerosleep" \
+	has zerosleep /usr/share/doc/zerosleep/README.md.gz /usr/share/doc/zerosleep/examples/loop-figures.sh
 check "zerosleep holds the launcher, the preload library, bash completion, the man1, man2const, man5 and man7 pages" \
 	has zerosleep /usr/bin/zerosleep "$L/zerosleep/libzerosleep-preload.so" \
 		/usr/share/bash-completion/completions/zerosleep /usr/share/man/man1/zerosleep.1.gz \

@@ -28,7 +28,7 @@
 #include <sys/types.h>
 
 #define ZEROSLEEP_VERSION_MAJOR	2
-#define ZEROSLEEP_VERSION_MINOR	1
+#define ZEROSLEEP_VERSION_MINOR	2
 #define ZEROSLEEP_VERSION_PATCH	0
 /* True if this header is version @major.@minor or newer. */
 #define ZEROSLEEP_CHECK_VERSION(major, minor)				\
@@ -85,6 +85,24 @@ extern "C" {
  * Return: 1 if the kernel supports zero-length sleep policies, 0 if not.
  */
 int zerosleep_is_supported(void);
+
+/* What zerosleep_version() returns. */
+struct zerosleep_version {
+	unsigned int major;
+	unsigned int minor;
+	unsigned int patch;
+};
+
+/**
+ * zerosleep_version() - the version of the library that runs
+ *
+ * The header's ZEROSLEEP_VERSION_* say which version a program was built
+ * against; this says which shared library it runs with, as
+ * seccomp_version() does for libseccomp.  Since 2.2.
+ *
+ * Return: a pointer to a static structure, never NULL.
+ */
+const struct zerosleep_version *zerosleep_version(void);
 
 /* What zerosleep_backend() returns. */
 #define ZEROSLEEP_BACKEND_NONE		0	/* neither: ENOTSUP */

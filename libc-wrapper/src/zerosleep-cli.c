@@ -44,7 +44,7 @@
 #include "supervisor.h"
 
 #ifndef ZEROSLEEP_VERSION
-# define ZEROSLEEP_VERSION "2.1.0"
+# define ZEROSLEEP_VERSION "2.2.0"
 #endif
 #ifndef ZEROSLEEP_PRELOAD
 # define ZEROSLEEP_PRELOAD "/usr/local/lib/zerosleep/libzerosleep-preload.so"

@@ -105,6 +105,16 @@ ZS_EXPORT int zerosleep_is_supported(void)
 	return kernel_supported;
 }
 
+ZS_EXPORT const struct zerosleep_version *zerosleep_version(void)
+{
+	static const struct zerosleep_version version = {
+		ZEROSLEEP_VERSION_MAJOR, ZEROSLEEP_VERSION_MINOR,
+		ZEROSLEEP_VERSION_PATCH,
+	};
+
+	return &version;
+}
+
 ZS_EXPORT int zerosleep_backend(void)
 {
 	probe_once_keep_errno();

@@ -207,11 +207,11 @@ test_common() {
 	check "-h: exit 0 with the usage" \
 		eval 'status_is 0 && has "$T/out" "^Usage:"'
 	zs --version
-	check "--version: exit 0, 'zerosleep (zerosleep) 2.1.0'" \
-		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 2.1.0" && stderr_empty'
+	check "--version: exit 0, 'zerosleep (zerosleep) 2.2.0'" \
+		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 2.2.0" && stderr_empty'
 	zs -V
 	check "-V: exit 0 with the version" \
-		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 2.1.0"'
+		eval 'status_is 0 && stdout_is "zerosleep (zerosleep) 2.2.0"'
 	if [[ -w /dev/full ]]; then
 		last_args="--help >/dev/full"
 		"${wrapper[@]}" "$ZS" --help >/dev/full 2>"$T/err"
