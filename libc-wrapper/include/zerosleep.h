@@ -108,6 +108,7 @@ const struct zerosleep_version *zerosleep_version(void);
 #define ZEROSLEEP_BACKEND_NONE		0	/* neither: ENOTSUP */
 #define ZEROSLEEP_BACKEND_KERNEL	1	/* the kernel series */
 #define ZEROSLEEP_BACKEND_PRELOAD	2	/* libzerosleep-preload.so */
+#define ZEROSLEEP_BACKEND_SUPERVISOR	3	/* zerosleep(1)'s supervisor: get only */
 
 /**
  * zerosleep_backend() - what applies the policies to this process
@@ -119,7 +120,10 @@ const struct zerosleep_version *zerosleep_version(void);
  * Return: ZEROSLEEP_BACKEND_KERNEL, ZEROSLEEP_BACKEND_PRELOAD (the kernel
  * lacks the feature, and libzerosleep-preload.so is loaded: get and set
  * work, with a process-wide policy; the tid functions fail with ENOTSUP),
- * or ZEROSLEEP_BACKEND_NONE.  Since 2.1.
+ * ZEROSLEEP_BACKEND_SUPERVISOR (neither, but the process runs under the
+ * zerosleep launcher's seccomp supervisor: zerosleep_get_policy() returns
+ * its policy, which nothing in the process can change; since 2.2), or
+ * ZEROSLEEP_BACKEND_NONE.  Since 2.1.
  */
 int zerosleep_backend(void);
 

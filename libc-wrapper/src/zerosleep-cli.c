@@ -1314,10 +1314,16 @@ int main(int argc, char **argv)
 		if (how == RUN_BOTH)
 			set_preload_env(policy, preload);
 		if (how != RUN_PRELOAD) {
-			/* A preload inherited from an outer launcher: told too. */
-			if (preload_loaded() &&
-			    setenv("ZEROSLEEP_POLICY",
-				   zerosleep_policy_name(policy), 1) < 0) {
+			/*
+			 * The policy in force, for libzerosleep in COMMAND
+			 * (zerosleep_backend(3)); and a preload inherited from
+			 * an outer launcher: told too.
+			 */
+			if (setenv("ZEROSLEEP_SUPERVISED",
+				   zerosleep_policy_name(policy), 1) < 0 ||
+			    (preload_loaded() &&
+			     setenv("ZEROSLEEP_POLICY",
+				    zerosleep_policy_name(policy), 1) < 0)) {
 				fprintf(stderr, PROG ": cannot set the "
 					"environment: %s\n", strerror(errno));
 				return EXIT_FAIL;

@@ -7,6 +7,9 @@
  *   raw-sleep POLICY     (return or schedule) exit 0 when zero-length syscall(SYS_nanosleep)
  *                        and syscall(SYS_clock_nanosleep) calls behave as
  *                        POLICY says, else 1; one line on stdout says which
+ *   raw-sleep backend    print zerosleep_backend()'s answer, the policy
+ *                        that zerosleep_get_policy() gives, and what
+ *                        zerosleep_set_policy(ZEROSLEEP_DEFAULT) does
  *   raw-sleep cost NS CALLS
  *                        the median time of CALLS nanosleep() calls of NS
  *                        ns through the C library, at 1 ns slack, in us:
@@ -18,6 +21,7 @@
  * lasts about 20 ms; a zero-length sleep answered at once lasts a small
  * fraction of it.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,8 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+
+#include <zerosleep.h>
 
 #define SLACK_NS	20000000L
 #define CALLS		5
@@ -64,6 +70,19 @@ static long long median(int clock_call, long ns)
 	return t[CALLS / 2];
 }
 
+/* raw-sleep backend */
+static int backend(void)
+{
+	static const char *const names[] = { "none", "kernel", "preload", "supervisor" };
+	int b = zerosleep_backend(), policy = zerosleep_get_policy();
+	const char *name = policy >= 0 ? zerosleep_policy_name(policy) : strerror(errno);
+	int set = zerosleep_set_policy(ZEROSLEEP_DEFAULT);
+
+	printf("%s %s set:%s\n", b >= 0 && b <= 3 ? names[b] : "?", name,
+	       set == 0 ? "0" : strerror(errno));
+	return 0;
+}
+
 /* raw-sleep cost NS CALLS */
 static int cost(long ns, long calls)
 {
@@ -98,6 +117,8 @@ int main(int argc, char **argv)
 	long long ref, zero, zero_clock;
 	int ok;
 
+	if (argc == 2 && strcmp(argv[1], "backend") == 0)
+		return backend();
 	if (argc == 4 && strcmp(argv[1], "cost") == 0)
 		return cost(atol(argv[2]), atol(argv[3]));
 

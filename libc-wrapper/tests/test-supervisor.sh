@@ -114,6 +114,18 @@ check "/usr/bin/python3 imports syscall(): the supervisor, with the preload in L
 zs -q return "$ZS" -q schedule "$RS" schedule
 check "a launcher under a launcher: the outer leaves it alone, the inner supervises its command" \
 	eval 'status_is 0 && [[ $(<"$T/out") == "ok: "* ]]'
+# What libzerosleep in the program says, and what it can change.
+zs -q --fallback=supervisor return "$RS" backend
+check "under the supervisor alone, zerosleep_backend() is SUPERVISOR, get gives return, set fails with ENOTSUP" \
+	eval 'status_is 0 && stdout_is "supervisor return-immediately set:Operation not supported"'
+zs -q return "$RS" backend
+check "under both, the preload answers: PRELOAD, get gives return, set works (on the preload's policy)" \
+	eval 'status_is 0 && stdout_is "preload return-immediately set:0"'
+last_args="(ZEROSLEEP_SUPERVISED=return, no launcher) raw-sleep backend"
+ZEROSLEEP_SUPERVISED=return "$RS" backend >"$T/out" 2>"$T/err"
+rc=$?
+check "ZEROSLEEP_SUPERVISED without the supervisor's filter: NONE, ENOTSUP" \
+	eval 'status_is 0 && stdout_is "none Operation not supported set:Operation not supported"'
 zs return /bin/true
 check "a dynamic program that does not import syscall(): the preload alone" \
 	eval 'status_is 0 && one_error_line libzerosleep-preload.so && [[ $(<"$T/err") != *supervisor* ]]'
