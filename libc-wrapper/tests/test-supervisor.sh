@@ -122,7 +122,7 @@ zs -q return "$RS" backend
 check "under both, the preload answers: PRELOAD, get gives return, set works (on the preload's policy)" \
 	eval 'status_is 0 && stdout_is "preload return-immediately set:0"'
 last_args="(ZEROSLEEP_SUPERVISED=return, no launcher) raw-sleep backend"
-ZEROSLEEP_SUPERVISED=return "$RS" backend >"$T/out" 2>"$T/err"
+env ZEROSLEEP_SUPERVISED=return "$RS" backend >"$T/out" 2>"$T/err"
 rc=$?
 check "ZEROSLEEP_SUPERVISED without the supervisor's filter: NONE, ENOTSUP" \
 	eval 'status_is 0 && stdout_is "none Operation not supported set:Operation not supported"'
