@@ -30,7 +30,8 @@
 #   make uninstall  remove what make install put there (same variables)
 #   make dist       the upstream tarball of the commit (DISTREF=HEAD):
 #                   build/zerosleep-VERSION.tar.gz, the same bytes every time
-#   make loop-figures  time README's loop.py on this machine (no kernel)
+#   make loop-figures  time README's loop.py on this machine (no kernel),
+#                   into doc/loop-figures.txt, README.md and zerosleep(1)
 #
 #   KERNEL=6.12|7.3 picks the kernel of demo, run, test-debug, series and
 #   the other single-kernel targets (default 6.12, what users run).
@@ -256,9 +257,15 @@ dist:
 	echo "make dist: $(BUILD)/$(DISTNAME).tar.gz ($${commit:0:12}); for Debian: ../zerosleep_$(DISTVER).orig.tar.gz"
 
 # The figures of README's loop.py example, on this machine, through the
-# preload fallback (or the kernel series, if it runs): builds no kernel.
+# fallback (or the kernel series, if it runs): builds no kernel.  Written
+# to doc/loop-figures.txt, then copied into README.md and zerosleep(1),
+# which quote it (scripts/test-readme.sh checks that they do, and that
+# it was made from the code as it is).
 loop-figures: lib
-	@doc/loop-figures.sh $(BUILD)/libc-wrapper
+	@doc/loop-figures.sh $(BUILD)/libc-wrapper > doc/loop-figures.txt.tmp
+	@mv doc/loop-figures.txt.tmp doc/loop-figures.txt
+	@cat doc/loop-figures.txt
+	@scripts/loop-figures-docs.sh update
 
 clean:
 	rm -rf $(BUILD)/kernel-arm64 $(BUILD)/kernel-arm64-vanilla $(BUILD)/arm64/libc-wrapper $(BUILD)/arm64/selftests \

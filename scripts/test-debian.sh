@@ -238,17 +238,33 @@ check "libzerosleep2 holds the shared library and its soname link" \
 check "libzerosleep2 has a symbols file naming every versioned symbol" \
 	eval 'dpkg-deb -I "$T/libzerosleep2_${version}_$arch.deb" symbols >"$T/symbols" &&
 	      grep -q "^ zerosleep_backend@ZEROSLEEP_2.1 " "$T/symbols" &&
-	      grep -q "^ zerosleep_set_policy@ZEROSLEEP_1.0 " "$T/symbols"'
+	      grep -q "^ zerosleep_set_policy@ZEROSLEEP_1.0 " "$T/symbols" &&
+	      grep -q "^ zerosleep_version@ZEROSLEEP_2.2 " "$T/symbols"'
 check "libzerosleep-dev holds the header, the static library, the .so link, both pkg-config names, the man3 pages" \
 	has libzerosleep-dev /usr/include/zerosleep.h "$L/libzerosleep.a" "$L/libzerosleep.so" \
 		"$L/pkgconfig/zerosleep.pc" "$L/pkgconfig/libzerosleep.pc" \
-		/usr/share/man/man3/zerosleep_set_policy.3.gz /usr/share/man/man3/zerosleep_backend.3.gz
+		/usr/share/man/man3/zerosleep_set_policy.3.gz /usr/share/man/man3/zerosleep_backend.3.gz \
+		/usr/share/man/man3/libzerosleep.3.gz /usr/share/man/man3/zerosleep_version.3.gz
+check "zerosleep ships README and doc/loop-figures.sh in /usr/share/doc/zerosleep" \
+	has zerosleep /usr/share/doc/zerosleep/README.md.gz /usr/share/doc/zerosleep/examples/loop-figures.sh
 check "zerosleep holds the launcher, the preload library, bash completion, the man1, man2const, man5 and man7 pages" \
 	has zerosleep /usr/bin/zerosleep "$L/zerosleep/libzerosleep-preload.so" \
 		/usr/share/bash-completion/completions/zerosleep /usr/share/man/man1/zerosleep.1.gz \
 		/usr/share/man/man2const/PR_SET_TIMERSLACK_ZERO_POLICY.2const.gz \
 		/usr/share/man/man5/proc_pid_timerslack_zero_policy.5.gz \
 		/usr/share/man/man7/zerosleep-preload.7.gz
+# The installed pages name the package's paths, not make install's default.
+page_of() {
+	dpkg-deb --fsys-tarfile "$T/zerosleep_${version}_$arch.deb" | tar -xO ".$1" | zcat
+}
+roff_L=${L//-/\\-}
+check "zerosleep(1) and zerosleep-preload(7) in the package name $L/zerosleep and /usr/bin/zerosleep, not /usr/local" \
+	eval 'page_of /usr/share/man/man1/zerosleep.1.gz >"$T/zerosleep.1" &&
+	      page_of /usr/share/man/man7/zerosleep-preload.7.gz >"$T/zerosleep-preload.7" &&
+	      grep -qF "$roff_L/zerosleep/libzerosleep\-preload.so" "$T/zerosleep.1" &&
+	      grep -qF "ExecStart=/usr/bin/zerosleep " "$T/zerosleep.1" &&
+	      grep -qF "LD_PRELOAD=$roff_L/zerosleep/libzerosleep\-preload.so" "$T/zerosleep-preload.7" &&
+	      ! grep -q /usr/local "$T/zerosleep.1" "$T/zerosleep-preload.7"'
 npages=$(cd "$top/man" && find man* -type f | wc -l)
 nshipped=$(for p in libzerosleep-dev zerosleep; do contents "$p"; done | grep -c '^/usr/share/man/man.*\.gz$')
 check "every man page of man/ is in a package, once ($npages pages)" eval '[[ $npages == "$nshipped" ]]'

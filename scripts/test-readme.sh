@@ -5,7 +5,8 @@
 # after "$ cat policy.py", run with python3 on this host (a kernel
 # without the series) against the library that make lib built, must print
 # what README shows after "$ python3 policy.py".  The other sessions that
-# README quotes come from their own scripts: doc/loop-figures.sh,
+# README quotes come from their own scripts: doc/loop-figures.sh (whose
+# output, doc/loop-figures.txt, README and zerosleep(1) must quote),
 # qemu/strace-guest.sh, scripts/test-apply-series.sh.
 #
 # Environment: O, the build directory of libc-wrapper (default
@@ -34,4 +35,19 @@ echo "# python3 policy.py printed (exit $?):"
 sed 's/^/#   /' "$T/got"
 cmp -s "$T/want" "$T/got"
 tap_result $? "README's policy.py prints on this host, without the series, what README shows"
+# The loop.py figures: README's and zerosleep(1)'s are doc/loop-figures.txt's,
+# made from the code as it is.
+"$top/scripts/loop-figures-docs.sh" check >"$T/figures" 2>&1
+rc=$?
+echo "# scripts/loop-figures-docs.sh check (exit $rc):"
+sed -n 's/^# /#   /p' "$T/figures"
+figures=0
+while IFS= read -r line; do
+	[[ $line =~ ^(not\ )?ok\ [0-9]+\ -\ (.*)$ ]] || continue
+	[[ -z ${BASH_REMATCH[1]} ]]
+	tap_result $? "${BASH_REMATCH[2]}"
+	figures=$((figures + 1))
+done <"$T/figures"
+((figures > 0 || rc == 0))
+tap_result $? "scripts/loop-figures-docs.sh check ran"
 tap_end

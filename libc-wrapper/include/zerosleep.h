@@ -28,7 +28,7 @@
 #include <sys/types.h>
 
 #define ZEROSLEEP_VERSION_MAJOR	2
-#define ZEROSLEEP_VERSION_MINOR	1
+#define ZEROSLEEP_VERSION_MINOR	2
 #define ZEROSLEEP_VERSION_PATCH	0
 /* True if this header is version @major.@minor or newer. */
 #define ZEROSLEEP_CHECK_VERSION(major, minor)				\
@@ -86,10 +86,29 @@ extern "C" {
  */
 int zerosleep_is_supported(void);
 
+/* What zerosleep_version() returns. */
+struct zerosleep_version {
+	unsigned int major;
+	unsigned int minor;
+	unsigned int patch;
+};
+
+/**
+ * zerosleep_version() - the version of the library that runs
+ *
+ * The header's ZEROSLEEP_VERSION_* say which version a program was built
+ * against; this says which shared library it runs with, as
+ * seccomp_version() does for libseccomp.  Since 2.2.
+ *
+ * Return: a pointer to a static structure, never NULL.
+ */
+const struct zerosleep_version *zerosleep_version(void);
+
 /* What zerosleep_backend() returns. */
 #define ZEROSLEEP_BACKEND_NONE		0	/* neither: ENOTSUP */
 #define ZEROSLEEP_BACKEND_KERNEL	1	/* the kernel series */
 #define ZEROSLEEP_BACKEND_PRELOAD	2	/* libzerosleep-preload.so */
+#define ZEROSLEEP_BACKEND_SUPERVISOR	3	/* zerosleep(1)'s supervisor: get only */
 
 /**
  * zerosleep_backend() - what applies the policies to this process
@@ -101,7 +120,10 @@ int zerosleep_is_supported(void);
  * Return: ZEROSLEEP_BACKEND_KERNEL, ZEROSLEEP_BACKEND_PRELOAD (the kernel
  * lacks the feature, and libzerosleep-preload.so is loaded: get and set
  * work, with a process-wide policy; the tid functions fail with ENOTSUP),
- * or ZEROSLEEP_BACKEND_NONE.  Since 2.1.
+ * ZEROSLEEP_BACKEND_SUPERVISOR (neither, but the process runs under the
+ * zerosleep launcher's seccomp supervisor: zerosleep_get_policy() returns
+ * its policy, which nothing in the process can change; since 2.2), or
+ * ZEROSLEEP_BACKEND_NONE.  Since 2.1.
  */
 int zerosleep_backend(void);
 

@@ -3,8 +3,8 @@
  * zerosleep - run a command with a zero-length sleep policy, or show or
  * change the policy of a running process, in the manner of chrt(1).
  *
- *   zerosleep [-q] [--kernel-only|--fallback=WHICH] [--run-anyway] POLICY
- *             [--] COMMAND [ARG...]
+ *   zerosleep [-q] [--kernel-only|--fallback=WHICH] [--run-anyway]
+ *             [--explain] POLICY [--] COMMAND [ARG...]
  *   zerosleep [-a] -p [POLICY] PID
  *
  * With the kernel series, the policy is set with prctl() and kept across
@@ -44,7 +44,7 @@
 #include "supervisor.h"
 
 #ifndef ZEROSLEEP_VERSION
-# define ZEROSLEEP_VERSION "2.1.0"
+# define ZEROSLEEP_VERSION "2.2.0"
 #endif
 #ifndef ZEROSLEEP_PRELOAD
 # define ZEROSLEEP_PRELOAD "/usr/local/lib/zerosleep/libzerosleep-preload.so"
@@ -88,10 +88,13 @@ static void usage(void)
 "     --fallback=preload|supervisor\n"
 "                   on a kernel without the policies, the fallback to use\n"
 "                   (default: preload for dynamically linked programs,\n"
-"                   the seccomp supervisor for the rest)\n"
+"                   with the seccomp supervisor behind it for those that\n"
+"                   import syscall(); the supervisor for the rest)\n"
 "     --run-anyway  run COMMAND without the policy when the fallback cannot\n"
 "                   reach it (set-user-ID; static with --fallback=preload);\n"
 "                   otherwise exit 125\n"
+"     --explain     print which mechanism COMMAND would get and why\n"
+"                   (kernel, preload, supervisor, refused), and exit\n"
 " -h, --help        display this help\n"
 " -V, --version     display version\n"
 "\n"
@@ -124,6 +127,65 @@ usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputs(" (try '" PROG " --help')\n", stderr);
+	exit(EXIT_FAIL);
+}
+
+/* --explain: say which mechanism COMMAND would get, and why, and exit. */
+static int explain;
+
+/* What notices end with: nothing under --explain, which -q does not silence. */
+static const char *qs(void)
+{
+	return explain ? "" : " (-q silences this)";
+}
+
+/*
+ * Say which mechanism COMMAND gets: a one-line notice on stderr (unless
+ * -q), or under --explain the line "MECHANISM: ..." on stdout, and exit.
+ */
+static void __attribute__((format(printf, 2, 3)))
+notice(const char *mechanism, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet && !explain)
+		return;
+	va_start(ap, fmt);
+	if (explain) {
+		printf("%s: ", mechanism);
+		vprintf(fmt, ap);
+		putchar('\n');
+	} else {
+		fputs(PROG ": ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+	if (explain)
+		exit(close_stdout());
+}
+
+/*
+ * Refuse to run COMMAND: a one-line message on stderr and exit 125, or
+ * under --explain "refused: ..." on stdout and exit 0.
+ */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+refuse(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (explain) {
+		fputs("refused: ", stdout);
+		vprintf(fmt, ap);
+		putchar('\n');
+		va_end(ap);
+		exit(close_stdout());
+	}
+	fputs(PROG ": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
 	exit(EXIT_FAIL);
 }
 
@@ -659,6 +721,148 @@ static enum file_kind read_file_kind(const char *file, struct elf_info *info,
 	return kind;
 }
 
+/* The section that marks this program as a zerosleep launcher (raw_calls()). */
+#define LAUNCHER_SECTION ".zerosleep_launcher"
+static const char launcher_mark[] __attribute__((section(LAUNCHER_SECTION), used)) =
+	"zerosleep launcher";
+
+/* Read @size bytes at @off of @fd into a new buffer (at most 64 MiB). */
+static void *read_at(int fd, off_t off, size_t size)
+{
+	char *buf;
+
+	if (size == 0 || size > (64u << 20))
+		return NULL;
+	buf = malloc(size + 1);
+	if (buf && pread(fd, buf, size, off) != (ssize_t)size) {
+		free(buf);
+		return NULL;
+	}
+	if (buf)
+		buf[size] = '\0';
+	return buf;
+}
+
+/*
+ * The section headers of a native ELF file: the dynamic symbol table, for
+ * an undefined "syscall", and the section names, for Go's ".go.buildinfo".
+ */
+#define RAW_CALLS(Ehdr, Shdr, Sym)					\
+	do {								\
+		Ehdr eh;						\
+		Shdr *sh = NULL;					\
+		Sym *sym = NULL;					\
+		char *names = NULL, *str = NULL;			\
+		size_t i, j, n;						\
+									\
+		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || \
+		    eh.e_shentsize != sizeof(Shdr) || eh.e_shnum == 0 ||	\
+		    eh.e_shstrndx >= eh.e_shnum)			\
+			break;						\
+		sh = read_at(fd, (off_t)eh.e_shoff,			\
+			     (size_t)eh.e_shnum * sizeof(Shdr));	\
+		if (!sh)						\
+			break;						\
+		names = read_at(fd, (off_t)sh[eh.e_shstrndx].sh_offset,	\
+				sh[eh.e_shstrndx].sh_size);		\
+		for (i = 0; i < eh.e_shnum && !launcher; i++) {	\
+			if (names && sh[i].sh_name < sh[eh.e_shstrndx].sh_size && \
+			    strcmp(names + sh[i].sh_name, LAUNCHER_SECTION) == 0) \
+				launcher = 1;				\
+			if (names && sh[i].sh_name < sh[eh.e_shstrndx].sh_size && \
+			    strcmp(names + sh[i].sh_name, ".go.buildinfo") == 0) \
+				what = "is a Go program, whose runtime makes " \
+				       "its system calls itself";	\
+			if (sh[i].sh_type != SHT_DYNSYM ||		\
+			    sh[i].sh_link >= eh.e_shnum)		\
+				continue;				\
+			sym = read_at(fd, (off_t)sh[i].sh_offset, sh[i].sh_size); \
+			str = read_at(fd, (off_t)sh[sh[i].sh_link].sh_offset, \
+				      sh[sh[i].sh_link].sh_size);	\
+			n = sh[i].sh_size / sizeof(Sym);		\
+			for (j = 1; sym && str && j < n && !what; j++)	\
+				if (sym[j].st_shndx == SHN_UNDEF &&	\
+				    sym[j].st_name < sh[sh[i].sh_link].sh_size && \
+				    strcmp(str + sym[j].st_name, "syscall") == 0) { \
+					what = "imports syscall(), whose " \
+					       "sleeps the preload does not see"; \
+					break;				\
+				}					\
+			free(sym);					\
+			free(str);					\
+			sym = NULL;					\
+			str = NULL;					\
+		}							\
+		free(names);						\
+		free(sh);						\
+	} while (0)
+
+/*
+ * Why the dynamically linked program @file may make system calls that the
+ * preload cannot see (it imports syscall(), or is a Go program), or NULL.
+ * Only @file itself is read, not the libraries it loads.  A zerosleep
+ * launcher (it has LAUNCHER_SECTION) is left alone: it chooses a fallback
+ * for its own command, and could not supervise it under another
+ * supervisor.
+ */
+static const char *raw_calls(const char *file)
+{
+	unsigned char head[EI_NIDENT];
+	const char *what = NULL;
+	int fd, launcher = 0;
+
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	if (pread(fd, head, sizeof(head), 0) == (ssize_t)sizeof(head) &&
+	    memcmp(head, ELFMAG, SELFMAG) == 0 && head[EI_DATA] == ELFDATA_NATIVE) {
+		if (head[EI_CLASS] == ELFCLASS64)
+			RAW_CALLS(Elf64_Ehdr, Elf64_Shdr, Elf64_Sym);
+		else if (head[EI_CLASS] == ELFCLASS32)
+			RAW_CALLS(Elf32_Ehdr, Elf32_Shdr, Elf32_Sym);
+	}
+	close(fd);
+	return launcher ? NULL : what;
+}
+
+/*
+ * The #! interpreter of @file, or of its interpreter and so on, that does
+ * not exist, so that execve() fails with ENOENT; NULL when there is none.
+ */
+static const char *missing_interpreter(const char *file)
+{
+	static char interp[2][256];
+	struct elf_info info;
+	const char *cur = file;
+	int depth;
+
+	for (depth = 0; depth < 5; depth++) {
+		if (read_file_kind(cur, &info, interp[depth % 2],
+				   sizeof(interp[0])) != FILE_SCRIPT)
+			return NULL;
+		cur = interp[depth % 2];
+		if (access(cur, F_OK) < 0 && errno == ENOENT)
+			return cur;
+	}
+	return NULL;
+}
+
+/*
+ * Report that COMMAND, found at @file, could not be executed because of
+ * @err; return the exit status.  ENOENT for a file that exists is its
+ * interpreter's: named.
+ */
+static int exec_failed_file(const char *command, const char *file, int err)
+{
+	const char *interp = err == ENOENT && file ? missing_interpreter(file) : NULL;
+
+	if (!interp)
+		return exec_failed(command, err);
+	fprintf(stderr, PROG ": failed to execute '%s': its interpreter, %s, "
+		"was not found\n", command, interp);
+	return EXIT_ENOENT;
+}
+
 /*
  * Whether executing @file gives the program other credentials than ours,
  * so that the dynamic linker runs in secure mode and ignores LD_PRELOAD.
@@ -695,10 +899,11 @@ static const char *secure_exec(const char *file)
 /*
  * Why the preload library @preload cannot reach the program that executing
  * @file runs, following #! interpreters: a description into @why, and 1;
- * 0 when it can, or when that cannot be told.
+ * 0 when it can, or when that cannot be told.  *@elf is the ELF file that
+ * runs (@file or its interpreter), or NULL.
  */
 static int unreachable(const char *file, const char *preload, char *why,
-		       size_t size, int *secure)
+		       size_t size, int *secure, const char **elf)
 {
 	static char interp[2][256];
 	struct elf_info info, lib;
@@ -706,6 +911,7 @@ static int unreachable(const char *file, const char *preload, char *why,
 	int depth;
 
 	*secure = 0;
+	*elf = NULL;
 
 	for (depth = 0; depth < 5; depth++) {
 		switch (read_file_kind(cur, &info, interp[depth % 2],
@@ -724,6 +930,7 @@ static int unreachable(const char *file, const char *preload, char *why,
 			*secure = what != NULL;
 			break;
 		case FILE_ELF:
+			*elf = cur;
 			if (read_file_kind(preload, &lib, NULL, 0) == FILE_ELF &&
 			    (info.class != lib.class || info.data != lib.data ||
 			     info.machine != lib.machine))
@@ -768,61 +975,15 @@ static int preload_loaded(void)
 }
 
 /*
- * On a kernel without the series: set up the preload fallback for
- * @command (found at @file), or leave it alone when it would do nothing.
- * Exits on failure.
+ * Why the preload alone serves a program that makes system calls it does
+ * not see (the supervisor cannot read other processes' memory here), for
+ * fallback()'s notice; empty otherwise.
  */
-static void fallback(int policy, const char *command, const char *file,
-		     int run_anyway)
-{
-	char buf[PATH_MAX], why[PATH_MAX + 160];
-	const char *path;
-	int secure;
+static char uncovered[PATH_MAX + 320];
 
-	/*
-	 * default is the kernel's own behaviour: nothing to preload.  Only a
-	 * preload that COMMAND inherits (a launcher that runs a launcher)
-	 * must be told.
-	 */
-	if (policy == ZEROSLEEP_DEFAULT) {
-		if (preload_loaded() &&
-		    setenv("ZEROSLEEP_POLICY", zerosleep_policy_name(policy), 1) < 0) {
-			fprintf(stderr, PROG ": cannot set the environment: "
-				"%s\n", strerror(errno));
-			exit(EXIT_FAIL);
-		}
-		return;
-	}
-	path = find_preload(buf, sizeof(buf));
-	if (!path) {
-		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
-			"policies and " PRELOAD_NAME " is not installed (looked "
-			"next to " PROG " and in " ZEROSLEEP_PRELOAD ")\n");
-		exit(EXIT_FAIL);
-	}
-	if (path[strcspn(path, " :")]) {
-		fprintf(stderr, PROG ": cannot preload '%s': LD_PRELOAD cannot "
-			"name a path with a space or colon\n", path);
-		exit(EXIT_FAIL);
-	}
-	if (unreachable(file, path, why, sizeof(why), &secure)) {
-		if (!run_anyway) {
-			fprintf(stderr, PROG ": this kernel lacks zero-length "
-				"sleep policies, and " PRELOAD_NAME " cannot "
-				"reach '%s': %s (--run-anyway runs it without "
-				"the policy)\n", command, why);
-			exit(EXIT_FAIL);
-		}
-		if (!quiet)
-			fprintf(stderr, PROG ": this kernel lacks zero-length "
-				"sleep policies, and " PRELOAD_NAME " cannot "
-				"reach '%s': %s; running it without the policy "
-				"(--run-anyway)\n", command, why);
-	} else if (!quiet) {
-		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
-			"policies; using " PRELOAD_NAME " (dynamically linked "
-			"programs only; -q silences this)\n");
-	}
+/* Give COMMAND the preload at @path and @policy, or exit. */
+static void set_preload_env(int policy, const char *path)
+{
 	if (setenv("ZEROSLEEP_POLICY", zerosleep_policy_name(policy), 1) < 0 ||
 	    add_preload(path) < 0) {
 		fprintf(stderr, PROG ": cannot set the environment: %s\n",
@@ -832,63 +993,154 @@ static void fallback(int policy, const char *command, const char *file,
 }
 
 /*
- * On a kernel without the series, under a policy other than default:
- * whether @command (found at @file) runs under the supervisor (1), or
- * goes to fallback() (0).  Exits when the supervisor is the only way and
- * cannot reach it, unless --run-anyway (then fallback() says so).
+ * On a kernel without the series: set up the preload fallback for
+ * @command (found at @file), or leave it alone when it would do nothing.
+ * Exits on failure.
  */
-static int use_supervisor(int which, const char *command, const char *file,
-			  int run_anyway)
+static void fallback(int policy, const char *command, const char *file,
+		     int run_anyway)
 {
 	char buf[PATH_MAX], why[PATH_MAX + 160];
-	const char *path, *problem;
+	const char *path, *elf;
+	int secure;
+
+	/*
+	 * default is the kernel's own behaviour: nothing to preload.  Only a
+	 * preload that COMMAND inherits (a launcher that runs a launcher)
+	 * must be told.
+	 */
+	if (policy == ZEROSLEEP_DEFAULT) {
+		if (explain)
+			notice("none", "this kernel lacks zero-length sleep "
+			       "policies, and default is what it does by itself: "
+			       "'%s' would run with nothing preloaded and no "
+			       "supervisor", command);
+		if (preload_loaded() &&
+		    setenv("ZEROSLEEP_POLICY", zerosleep_policy_name(policy), 1) < 0) {
+			fprintf(stderr, PROG ": cannot set the environment: "
+				"%s\n", strerror(errno));
+			exit(EXIT_FAIL);
+		}
+		return;
+	}
+	path = find_preload(buf, sizeof(buf));
+	if (!path)
+		refuse("this kernel lacks zero-length sleep policies and "
+		       PRELOAD_NAME " is not installed (looked next to " PROG
+		       " and in " ZEROSLEEP_PRELOAD ")");
+	if (path[strcspn(path, " :")])
+		refuse("cannot preload '%s': LD_PRELOAD cannot name a path "
+		       "with a space or colon", path);
+	if (unreachable(file, path, why, sizeof(why), &secure, &elf)) {
+		if (!run_anyway)
+			refuse("this kernel lacks zero-length sleep policies, "
+			       "and " PRELOAD_NAME " cannot reach '%s': %s "
+			       "(--run-anyway runs it without the policy)",
+			       command, why);
+		notice("none", "this kernel lacks zero-length sleep policies, "
+		       "and " PRELOAD_NAME " cannot reach '%s': %s; running it "
+		       "without the policy (--run-anyway)", command, why);
+	} else if (uncovered[0]) {
+		notice("preload", "this kernel lacks zero-length sleep "
+		       "policies; using " PRELOAD_NAME " for the C library's "
+		       "sleep functions only: %s%s", uncovered, qs());
+	} else {
+		notice("preload", "this kernel lacks zero-length sleep "
+		       "policies; using " PRELOAD_NAME " for the C library's "
+		       "sleep functions%s", qs());
+	}
+	set_preload_env(policy, path);
+}
+
+/* What use_supervisor() chose. */
+enum run_with {
+	RUN_PRELOAD,		/* fallback(): the preload, or nothing */
+	RUN_SUPERVISOR,		/* the supervisor */
+	RUN_BOTH,		/* the supervisor, with the preload in front */
+};
+
+/*
+ * On a kernel without the series, under a policy other than default:
+ * whether @command (found at @file) runs under the supervisor, alone or
+ * behind the preload (whose path is then in @preload), or goes to
+ * fallback().  Exits when the supervisor is the only way and cannot reach
+ * it, unless --run-anyway (then fallback() says so).
+ *
+ * A dynamically linked program gets the preload, which answers its C
+ * library's sleeps in its own process; when the program may also sleep
+ * with system calls of its own (it imports syscall(), or is a Go program:
+ * raw_calls()), the supervisor too, which answers those and lets every
+ * other sleep continue, at the cost of a round trip to the launcher for
+ * each non-zero sleep.
+ */
+static enum run_with use_supervisor(int which, const char *command,
+				    const char *file, int run_anyway,
+				    char *preload, size_t preload_size)
+{
+	char why[PATH_MAX + 160];
+	const char *path, *problem, *elf, *raw = NULL;
 	int secure;
 
 	if (which == FALLBACK_PRELOAD)
-		return 0;
-	path = find_preload(buf, sizeof(buf));
-	if (!unreachable(file, path ? path : "", why, sizeof(why), &secure)) {
+		return RUN_PRELOAD;
+	path = find_preload(preload, preload_size);
+	if (!unreachable(file, path ? path : "", why, sizeof(why), &secure,
+			 &elf)) {
 		/*
-		 * The preload reaches it: unless the supervisor is asked for.
-		 * (fallback() says so if it is not installed.)
+		 * The preload reaches it: unless the supervisor is asked for,
+		 * or needed behind it.  (fallback() says so if the preload is
+		 * not installed.)
 		 */
-		if (which == FALLBACK_AUTO)
-			return 0;
+		if (which == FALLBACK_AUTO && (!path || !elf ||
+		    !(raw = raw_calls(elf))))
+			return RUN_PRELOAD;
 		why[0] = '\0';
+		/* With raw: what the notices say after "as". */
+		if (raw && elf == file)
+			snprintf(why, sizeof(why), "'%s' %s", command, raw);
+		else if (raw)
+			snprintf(why, sizeof(why), "the interpreter of '%s', "
+				 "%s, %s", command, elf, raw);
 	}
 	if (secure && !zs_supervisor_privileged()) {
 		if (run_anyway)
-			return 0;
-		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
-			"policies, and " PRELOAD_NAME " cannot reach '%s': %s; "
-			"nor can the supervisor without CAP_SYS_ADMIN, as its "
-			"filter would drop the program's privileges (--run-anyway "
-			"runs it without the policy)\n", command, why);
-		exit(EXIT_FAIL);
+			return RUN_PRELOAD;
+		refuse("this kernel lacks zero-length sleep policies, and "
+		       PRELOAD_NAME " cannot reach '%s': %s; nor can the "
+		       "supervisor without CAP_SYS_ADMIN, as its filter would "
+		       "drop the program's privileges (--run-anyway runs it "
+		       "without the policy)", command, why);
 	}
 	problem = zs_supervisor_unusable();
+	if (problem && raw) {
+		/* The preload still serves the C library's sleeps. */
+		snprintf(uncovered, sizeof(uncovered), "%s, and the "
+			 "supervisor cannot serve it: %s", why, problem);
+		return RUN_PRELOAD;
+	}
 	if (problem) {
 		if (run_anyway)
-			return 0;
-		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
-			"policies, and the supervisor cannot read the requests "
-			"of '%s': %s (%s--run-anyway runs it without the "
-			"policy)\n", command, problem, why[0] && !secure ? "" :
-			"--fallback=preload, or ");
-		exit(EXIT_FAIL);
+			return RUN_PRELOAD;
+		refuse("this kernel lacks zero-length sleep policies, and the "
+		       "supervisor cannot read the requests of '%s': %s "
+		       "(%s--run-anyway runs it without the policy)", command,
+		       problem, why[0] && !secure ? "" :
+		       "--fallback=preload, or ");
 	}
-	if (quiet)
-		return 1;
-	if (why[0])
-		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
-			"policies; running '%s' under the seccomp supervisor, "
-			"as " PRELOAD_NAME " cannot reach it: %s (-q silences "
-			"this)\n", command, why);
+	if (raw)
+		notice("preload and supervisor", "this kernel lacks zero-length "
+		       "sleep policies; using " PRELOAD_NAME " for the C "
+		       "library's sleep functions and the seccomp supervisor "
+		       "for the rest, as %s%s", why, qs());
+	else if (why[0])
+		notice("supervisor", "this kernel lacks zero-length sleep "
+		       "policies; running '%s' under the seccomp supervisor, as "
+		       PRELOAD_NAME " cannot reach it: %s%s", command, why, qs());
 	else
-		fprintf(stderr, PROG ": this kernel lacks zero-length sleep "
-			"policies; running '%s' under the seccomp supervisor "
-			"(-q silences this)\n", command);
-	return 1;
+		notice("supervisor", "this kernel lacks zero-length sleep "
+		       "policies; running '%s' under the seccomp supervisor, "
+		       "as --fallback=supervisor asks%s", command, qs());
+	return raw ? RUN_BOTH : RUN_SUPERVISOR;
 }
 
 /*
@@ -932,7 +1184,7 @@ bad_option(const struct option *longopts, const char *word, int short_opt)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_KERNEL_ONLY = 256, OPT_RUN_ANYWAY, OPT_FALLBACK };
+	enum { OPT_KERNEL_ONLY = 256, OPT_RUN_ANYWAY, OPT_FALLBACK, OPT_EXPLAIN };
 	static const struct option longopts[] = {
 		{ "all-tasks",	 no_argument, NULL, 'a' },
 		{ "pid",	 no_argument, NULL, 'p' },
@@ -940,6 +1192,7 @@ int main(int argc, char **argv)
 		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
 		{ "run-anyway",	 no_argument, NULL, OPT_RUN_ANYWAY },
 		{ "fallback",	 required_argument, NULL, OPT_FALLBACK },
+		{ "explain",	 no_argument, NULL, OPT_EXPLAIN },
 		{ "help",	 no_argument, NULL, 'h' },
 		{ "version",	 no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -947,7 +1200,8 @@ int main(int argc, char **argv)
 	int all = 0, pid_mode = 0, kernel_only = 0, run_anyway = 0;
 	int which = FALLBACK_AUTO;
 	int c, policy, word;
-	char buf[PATH_MAX];
+	enum run_with how;
+	char buf[PATH_MAX], preload[PATH_MAX];
 	const char *file;
 
 	opterr = 0;
@@ -972,6 +1226,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_RUN_ANYWAY:
 			run_anyway = 1;
+			break;
+		case OPT_EXPLAIN:
+			explain = 1;
 			break;
 		case OPT_FALLBACK:
 			if (strcmp(optarg, "preload") == 0)
@@ -1002,6 +1259,9 @@ int main(int argc, char **argv)
 		if (which != FALLBACK_AUTO)
 			usage_error("option '%s' is for running a command, not "
 				    "for -p", "--fallback");
+		if (explain)
+			usage_error("option '%s' is for running a command, not "
+				    "for -p", "--explain");
 		return do_pid(argc - optind, argv + optind, all);
 	}
 
@@ -1019,29 +1279,52 @@ int main(int argc, char **argv)
 		usage_error("no command given");
 
 	if (zerosleep_is_supported()) {
+		file = find_command(argv[optind], buf, sizeof(buf));
+		if (!file && explain)
+			return exec_failed(argv[optind], errno);
+		/* A script without its interpreter: named, and never run. */
+		if (file && missing_interpreter(file))
+			return exec_failed_file(argv[optind], file, ENOENT);
+		if (explain) {
+			notice("kernel", "this kernel has zero-length sleep "
+			       "policies: '%s' would run with %s, set with "
+			       "prctl() and kept across execve(), in every "
+			       "thread and child", argv[optind],
+			       zerosleep_policy_name(policy));
+		}
 		if (zerosleep_set_policy(policy) < 0) {
 			fprintf(stderr, PROG ": cannot set the policy: %s\n",
 				strerror(errno));
 			return EXIT_FAIL;
 		}
 	} else {
-		if (kernel_only) {
-			fprintf(stderr, PROG ": this kernel lacks zero-length "
-				"sleep policies and --kernel-only was given%s\n",
-				policy == ZEROSLEEP_DEFAULT ? "" : " (without "
-				"it, a fallback would be used)");
-			return EXIT_FAIL;
-		}
+		if (kernel_only)
+			refuse("this kernel lacks zero-length sleep policies "
+			       "and --kernel-only was given%s",
+			       policy == ZEROSLEEP_DEFAULT ? "" : " (without "
+			       "it, a fallback would be used)");
 		/* A command that cannot run gets its own message, and only it. */
 		file = find_command(argv[optind], buf, sizeof(buf));
 		if (!file)
 			return exec_failed(argv[optind], errno);
-		if (policy != ZEROSLEEP_DEFAULT &&
-		    use_supervisor(which, argv[optind], file, run_anyway)) {
-			/* A preload inherited from an outer launcher: told too. */
-			if (preload_loaded() &&
-			    setenv("ZEROSLEEP_POLICY",
-				   zerosleep_policy_name(policy), 1) < 0) {
+		if (missing_interpreter(file))
+			return exec_failed_file(argv[optind], file, ENOENT);
+		how = policy == ZEROSLEEP_DEFAULT ? RUN_PRELOAD :
+		      use_supervisor(which, argv[optind], file, run_anyway,
+				     preload, sizeof(preload));
+		if (how == RUN_BOTH)
+			set_preload_env(policy, preload);
+		if (how != RUN_PRELOAD) {
+			/*
+			 * The policy in force, for libzerosleep in COMMAND
+			 * (zerosleep_backend(3)); and a preload inherited from
+			 * an outer launcher: told too.
+			 */
+			if (setenv("ZEROSLEEP_SUPERVISED",
+				   zerosleep_policy_name(policy), 1) < 0 ||
+			    (preload_loaded() &&
+			     setenv("ZEROSLEEP_POLICY",
+				    zerosleep_policy_name(policy), 1) < 0)) {
 				fprintf(stderr, PROG ": cannot set the "
 					"environment: %s\n", strerror(errno));
 				return EXIT_FAIL;

@@ -30,6 +30,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -72,6 +73,36 @@ typedef int (*preload_get_fn)(void);
 typedef int (*preload_set_fn)(int);
 static preload_get_fn preload_get;
 static preload_set_fn preload_set;
+/* The policy of the launcher's supervisor over this process, or -1. */
+static int supervised_policy = -1;
+
+/*
+ * Under the zerosleep launcher's seccomp supervisor, which sets
+ * ZEROSLEEP_SUPERVISED to its policy's name for the command: that policy,
+ * if the process has a seccomp filter too (the variable alone could be
+ * inherited by a process outside it); else -1.
+ */
+static int probe_supervised(void)
+{
+	const char *word = getenv("ZEROSLEEP_SUPERVISED");
+	char line[128];
+	int policy, filtered = 0;
+	FILE *f;
+
+	if (!word)
+		return -1;
+	policy = zerosleep_policy_from_name(word);
+	if (policy < 0)
+		return -1;
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "Seccomp:", 8) == 0)
+			filtered = atoi(line + 8) == 2;
+	fclose(f);
+	return filtered ? policy : -1;
+}
 
 static void probe(void)
 {
@@ -86,7 +117,9 @@ static void probe(void)
 	if (get && set) {
 		preload_get = (preload_get_fn)get;
 		preload_set = (preload_set_fn)set;
+		return;
 	}
+	supervised_policy = probe_supervised();
 }
 
 /* Probe once; leaves errno alone. */
@@ -105,12 +138,25 @@ ZS_EXPORT int zerosleep_is_supported(void)
 	return kernel_supported;
 }
 
+ZS_EXPORT const struct zerosleep_version *zerosleep_version(void)
+{
+	static const struct zerosleep_version version = {
+		ZEROSLEEP_VERSION_MAJOR, ZEROSLEEP_VERSION_MINOR,
+		ZEROSLEEP_VERSION_PATCH,
+	};
+
+	return &version;
+}
+
 ZS_EXPORT int zerosleep_backend(void)
 {
 	probe_once_keep_errno();
 	if (kernel_supported)
 		return ZEROSLEEP_BACKEND_KERNEL;
-	return preload_get ? ZEROSLEEP_BACKEND_PRELOAD : ZEROSLEEP_BACKEND_NONE;
+	if (preload_get)
+		return ZEROSLEEP_BACKEND_PRELOAD;
+	return supervised_policy >= 0 ? ZEROSLEEP_BACKEND_SUPERVISOR :
+					ZEROSLEEP_BACKEND_NONE;
 }
 
 static int valid_policy(int policy)
@@ -131,6 +177,9 @@ ZS_EXPORT int zerosleep_get_policy(void)
 		return zs_prctl(PR_GET_TIMERSLACK_ZERO_POLICY, 0UL, 0UL, 0UL, 0UL);
 	case ZEROSLEEP_BACKEND_PRELOAD:
 		return preload_get();
+	case ZEROSLEEP_BACKEND_SUPERVISOR:
+		/* The launcher's; set cannot change it (ENOTSUP). */
+		return supervised_policy;
 	default:
 		return fail(ENOTSUP);
 	}

@@ -60,8 +60,8 @@ check "make install PREFIX=$prefix DESTDIR=..." \
 		DESTDIR="$dest" install
 
 check "the real library, the two symlinks and the archive are installed" \
-	eval '[[ -f $dest$libdir/libzerosleep.so.2.1.0 && ! -L $dest$libdir/libzerosleep.so.2.1.0 &&
-	        $(readlink "$dest$libdir/libzerosleep.so.2") == libzerosleep.so.2.1.0 &&
+	eval '[[ -f $dest$libdir/libzerosleep.so.2.2.0 && ! -L $dest$libdir/libzerosleep.so.2.2.0 &&
+	        $(readlink "$dest$libdir/libzerosleep.so.2") == libzerosleep.so.2.2.0 &&
 	        $(readlink "$dest$libdir/libzerosleep.so") == libzerosleep.so.2 &&
 	        -f $dest$libdir/libzerosleep.a ]]'
 # What preload.map exports: the five sleep functions, and whatever else
@@ -91,14 +91,14 @@ check "each page of ../man/man1 and man3 is installed ($manpages found)" \
 	eval '((manpages >= 0))'
 
 check "readelf -d: SONAME is libzerosleep.so.2" \
-	eval 'readelf -d "$dest$libdir/libzerosleep.so.2.1.0" |
+	eval 'readelf -d "$dest$libdir/libzerosleep.so.2.2.0" |
 	      grep -q "(SONAME).*\[libzerosleep.so.2\]"'
 
 # Every defined dynamic symbol: the API, each in the node of the release
 # that added it (as libzerosleep.map has it), and the version nodes
 # themselves.  The functions of the first two releases are named here too,
 # so that a map that lost one fails.
-nm -D --defined-only "$dest$libdir/libzerosleep.so.2.1.0" >"$D/nm"
+nm -D --defined-only "$dest$libdir/libzerosleep.so.2.2.0" >"$D/nm"
 map_symbols "$src/libzerosleep.map" >"$D/map"
 want=$( (awk '{ print "T " $2 "@@" $1 }' "$D/map"
 	 awk '{ print "A " $1 }' "$D/map" | sort -u) | sort)
@@ -121,8 +121,8 @@ export PKG_CONFIG_SYSROOT_DIR=$dest
 # would drop; keep them so that they point into DESTDIR.
 export PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
 
-check "pkg-config --modversion zerosleep is 2.1.0" \
-	eval '[[ $(pkg-config --modversion zerosleep) == 2.1.0 ]]'
+check "pkg-config --modversion zerosleep is 2.2.0" \
+	eval '[[ $(pkg-config --modversion zerosleep) == 2.2.0 ]]'
 flags=$(pkg-config --cflags --libs zerosleep)
 echo "# pkg-config --cflags --libs zerosleep: $flags"
 check "pkg-config --cflags --libs points into DESTDIR" \
@@ -131,7 +131,7 @@ check "pkg-config --cflags --libs points into DESTDIR" \
 
 check "pkg-config finds the module as libzerosleep too, with the same flags" \
 	eval '[[ -L $dest$libdir/pkgconfig/libzerosleep.pc &&
-	        $(pkg-config --modversion libzerosleep) == 2.1.0 &&
+	        $(pkg-config --modversion libzerosleep) == 2.2.0 &&
 	        $(pkg-config --cflags --libs libzerosleep) == "$flags" ]]'
 
 cat >"$D/consumer.c" <<'EOF'
@@ -207,7 +207,7 @@ check "the installed launcher has the library linked in: no libzerosleep.so, no 
 	      ! grep -Eq "RPATH|RUNPATH" "$D/log"'
 out=$("$dest$prefix/bin/zerosleep" --version 2>&1)
 check "the installed launcher runs without LD_LIBRARY_PATH: '$out'" \
-	eval '[[ $out == "zerosleep (zerosleep) 2.1.0" ]]'
+	eval '[[ $out == "zerosleep (zerosleep) 2.2.0" ]]'
 check "the installed launcher looks for the preload in $libdir/zerosleep" \
 	eval 'grep -aq "$libdir/zerosleep/libzerosleep-preload.so" "$dest$prefix/bin/zerosleep"'
 
@@ -293,11 +293,18 @@ for page in $pages; do
 done
 check "every man page is installed, man2const and man5 too ($(wc -w <<<"$pages") pages)" \
 	eval '[[ -n $pages && -z $missing ]] || { echo "missing:$missing" >"$D/log"; false; }'
+# The pages name this installation's paths, '-' escaped as roff has it.
+roff_libdir=${libdir//-/\\-}
+check "the installed zerosleep(1) and zerosleep-preload(7) name $libdir/zerosleep and $prefix/bin/zerosleep, not /usr/local" \
+	eval 'grep -qF "$roff_libdir/zerosleep/libzerosleep\-preload.so" "$tdest$prefix/share/man/man1/zerosleep.1" &&
+	      grep -qF "ExecStart=$prefix/bin/zerosleep " "$tdest$prefix/share/man/man1/zerosleep.1" &&
+	      grep -qF "LD_PRELOAD=$roff_libdir/zerosleep/libzerosleep\-preload.so" "$tdest$prefix/share/man/man7/zerosleep-preload.7" &&
+	      ! grep -q /usr/local "$tdest$prefix/share/man/man1/zerosleep.1" "$tdest$prefix/share/man/man7/zerosleep-preload.7"'
 check "each file is installed once (the man1 and man3 pages too)" \
 	eval '[[ -s $INSTALL_LOG && -z $(sort "$INSTALL_LOG" | uniq -d) ]] ||
 	      { sort "$INSTALL_LOG" | uniq -d >"$D/log"; false; }'
 check "the libraries, the preload library, the header, zerosleep.pc and the launcher are installed" \
-	eval '[[ -f $tdest$libdir/libzerosleep.so.2.1.0 && -L $tdest$libdir/libzerosleep.so.2 &&
+	eval '[[ -f $tdest$libdir/libzerosleep.so.2.2.0 && -L $tdest$libdir/libzerosleep.so.2 &&
 	        -L $tdest$libdir/libzerosleep.so && -f $tdest$libdir/libzerosleep.a &&
 	        -f $tdest$libdir/zerosleep/libzerosleep-preload.so &&
 	        -f $tdest$prefix/include/zerosleep.h && -f $tdest$libdir/pkgconfig/zerosleep.pc &&

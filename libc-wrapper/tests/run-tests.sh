@@ -85,6 +85,7 @@ part test-lib "${wrapper[@]}" "$B/test-lib"
 part test-internal "${wrapper[@]}" "$B/test-internal"
 part test-preload "${wrapper[@]}" "$B/test-preload"
 part test-cli "$here/test-cli.sh"
+[[ $mode == unsupported ]] && part test-completion "$here/test-completion.sh"
 # The supervised fallback: only on a kernel without the series, where the
 # launcher starts it.  zerosleep-early answers full-slack with its own
 # timers, as on a kernel whose zero-length sleep returns early.

@@ -186,8 +186,9 @@ static void test_names(void)
 	   PR_SET_TIMERSLACK_ZERO_POLICY == 0x545a5053 &&
 	   PR_GET_TIMERSLACK_ZERO_POLICY == 0x545a5047,
 	   "the header carries the kernel's option and policy numbers");
-	ok(ZEROSLEEP_CHECK_VERSION(2, 1) && ZEROSLEEP_CHECK_VERSION(2, 0) &&
-	   !ZEROSLEEP_CHECK_VERSION(2, 2) && !ZEROSLEEP_CHECK_VERSION(3, 0),
+	ok(ZEROSLEEP_CHECK_VERSION(2, 2) && ZEROSLEEP_CHECK_VERSION(2, 1) &&
+	   ZEROSLEEP_CHECK_VERSION(2, 0) && !ZEROSLEEP_CHECK_VERSION(2, 3) &&
+	   !ZEROSLEEP_CHECK_VERSION(3, 0),
 	   "ZEROSLEEP_CHECK_VERSION() against version %d.%d.%d",
 	   ZEROSLEEP_VERSION_MAJOR, ZEROSLEEP_VERSION_MINOR,
 	   ZEROSLEEP_VERSION_PATCH);
@@ -885,6 +886,21 @@ static void test_fallback(void)
 	   "under the preload: the run exited with 0, %d of %d tests", count, plan);
 }
 
+/* zerosleep_version(): the library's version, the header's here. */
+static void test_version(void)
+{
+	const struct zerosleep_version *v = zerosleep_version();
+
+	ok(v && v == zerosleep_version() &&
+	   v->major == ZEROSLEEP_VERSION_MAJOR &&
+	   v->minor == ZEROSLEEP_VERSION_MINOR &&
+	   v->patch == ZEROSLEEP_VERSION_PATCH,
+	   "zerosleep_version() is the header's %d.%d.%d (%u.%u.%u), the same "
+	   "static structure every call", ZEROSLEEP_VERSION_MAJOR,
+	   ZEROSLEEP_VERSION_MINOR, ZEROSLEEP_VERSION_PATCH,
+	   v ? v->major : 0, v ? v->minor : 0, v ? v->patch : 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *expect_word = getenv("ZEROSLEEP_EXPECT");
@@ -905,6 +921,7 @@ int main(int argc, char **argv)
 	     expect ? "with" : "without");
 
 	test_probe(expect);
+	test_version();
 	ok(zerosleep_backend() == (expect ? ZEROSLEEP_BACKEND_KERNEL :
 				   ZEROSLEEP_BACKEND_NONE),
 	   "without the preload, zerosleep_backend() is %s",

@@ -19,6 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 B=${O:-$here/../../build/libc-wrapper}
 ZS=$B/zerosleep
 TS=$B/test-supervised
+RS=$B/raw-sleep
 read -ra wrapper <<<"${CLI_WRAPPER:-}"
 PYTHON=${PYTHON:-$(command -v python3)}
 # shellcheck source=scripts/tap.sh
@@ -97,6 +98,37 @@ check "--fallback=supervisor: a dynamically linked program too, one notice" \
 zs --fallback=preload return "$TS" exit 0
 check "--fallback=preload: a static program gets 125, as before" \
 	eval 'status_is 125 && one_error_line "cannot reach" "statically linked"'
+# A dynamically linked program that imports syscall(): the preload for
+# its C library sleeps, the supervisor behind it for its raw ones.
+zs return "$RS" return
+check "a dynamic program's raw syscall(SYS_nanosleep) zero-length sleeps get return under the default fallback" \
+	eval 'status_is 0 && [[ $(<"$T/out") == "ok: "* ]]'
+check "... with one notice naming the preload, the supervisor and syscall()" \
+	one_error_line libzerosleep-preload.so "seccomp supervisor" "syscall()" "-q"
+zs -q schedule "$RS" schedule
+check "the same under schedule" eval 'status_is 0 && [[ $(<"$T/out") == "ok: "* ]]'
+zs return /usr/bin/python3 -c 'import os; print(os.environ["LD_PRELOAD"], os.environ["ZEROSLEEP_POLICY"])'
+check "/usr/bin/python3 imports syscall(): the supervisor, with the preload in LD_PRELOAD and the policy in ZEROSLEEP_POLICY" \
+	eval 'status_is 0 && [[ $(<"$T/out") == *"libzerosleep-preload.so return-immediately" ]] &&
+	      one_error_line "seccomp supervisor" libzerosleep-preload.so'
+zs -q return "$ZS" -q schedule "$RS" schedule
+check "a launcher under a launcher: the outer leaves it alone, the inner supervises its command" \
+	eval 'status_is 0 && [[ $(<"$T/out") == "ok: "* ]]'
+# What libzerosleep in the program says, and what it can change.
+zs -q --fallback=supervisor return "$RS" backend
+check "under the supervisor alone, zerosleep_backend() is SUPERVISOR, get gives return, set fails with ENOTSUP" \
+	eval 'status_is 0 && stdout_is "supervisor return-immediately set:Operation not supported"'
+zs -q return "$RS" backend
+check "under both, the preload answers: PRELOAD, get gives return, set works (on the preload's policy)" \
+	eval 'status_is 0 && stdout_is "preload return-immediately set:0"'
+last_args="(ZEROSLEEP_SUPERVISED=return, no launcher) raw-sleep backend"
+env ZEROSLEEP_SUPERVISED=return "$RS" backend >"$T/out" 2>"$T/err"
+rc=$?
+check "ZEROSLEEP_SUPERVISED without the supervisor's filter: NONE, ENOTSUP" \
+	eval 'status_is 0 && stdout_is "none Operation not supported set:Operation not supported"'
+zs return /bin/true
+check "a dynamic program that does not import syscall(): the preload alone" \
+	eval 'status_is 0 && one_error_line libzerosleep-preload.so && [[ $(<"$T/err") != *supervisor* ]]'
 zs default "$TS" exit 4
 check "default: no supervisor, no notice" eval 'status_is 4 && stderr_empty'
 for w in --fallback=preloaded --fallback= --fallback=SUPERVISOR; do
