@@ -6,6 +6,9 @@
 #                   user who types it; installs nothing, builds no kernel
 #   make demo       boot the patched kernel and show the four policies
 #   make test       build both kernels and everything else, run every test
+#   make test-arm64 the 6.12 series and the userspace on arm64: cross-built
+#                   with a private copy of Debian's gcc-aarch64-linux-gnu,
+#                   booted in qemu-system-aarch64 (not part of make test)
 #   make test-debug the guest tests again, on a PREEMPT_RT kernel with
 #                   KASAN, UBSAN and lockdep
 #   make run CMD=.. run a command in the guest, exit with its status
@@ -69,7 +72,7 @@ CC       ?= cc
 V        ?= 0
 QUIET    := $(if $(filter 1,$(V)),,-s)
 
-.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-debug bench bench-supervisor hardening \
+.PHONY: all deps tree kernel headers selftests lib demo-progs demo run test test-arm64 test-debug bench bench-supervisor hardening \
 	series check-series check-uapi uapi checkpatch install uninstall loop-figures clean distclean help strace \
 	kernel-deb dist
 
@@ -175,6 +178,11 @@ test:
 test-debug:
 	@scripts/test.sh --debug $(KERNEL)
 
+# arm64 (SPEC 4, "Architectures"): its own target, as CI has no time for
+# two more cold kernel builds in make test.  Always 6.12.
+test-arm64:
+	@scripts/test-arm64.sh
+
 bench: lib
 	@bench/bench.sh
 
@@ -260,6 +268,8 @@ loop-figures: lib
 	@scripts/loop-figures-docs.sh update
 
 clean:
+	rm -rf $(BUILD)/kernel-arm64 $(BUILD)/kernel-arm64-vanilla $(BUILD)/arm64/libc-wrapper $(BUILD)/arm64/selftests \
+		$(BUILD)/arm64/bench $(BUILD)/arm64/results
 	rm -rf $(KOBJ) $(KDEB_DIR) $(KSFT_OUT) $(KSFT_OUT)-m32 $(BUILD)/libc-wrapper $(BUILD)/demo $(BUILD)/run
 
 distclean:

@@ -29,8 +29,9 @@ mkdir -p "$out"
 mount -n -t 9p -o trans=virtio,version=9p2000.L,msize=512000 hostout "$out"
 
 # Command output goes to the second serial port, the kernel console stays
-# on the first one.
-tty=/dev/ttyS1
+# on the first one; on arm64, whose machine has one UART, to the virtio
+# console that qemu/run.sh names in ZEROSLEEP_TTY.
+tty=/dev/${ZEROSLEEP_TTY:-ttyS1}
 stty -F "$tty" raw -echo 2>/dev/null
 # The repository is mounted again at its own path: it may lie under a
 # directory that the tmpfs mounts above hide (a clone in /tmp, say).

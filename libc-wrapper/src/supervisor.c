@@ -6,8 +6,9 @@
  * environment, programs of the other word size.
  *
  * The launcher forks; the child installs a seccomp filter that sends only
- * nanosleep() and clock_nanosleep() (every entry point of x86-64, x32 and
- * i386, time32 and time64) to a listener, hands the listener to the
+ * nanosleep() and clock_nanosleep() (every entry point of x86-64, x32,
+ * i386, arm64 and its AArch32, riscv64 and loongarch64, time32 and time64:
+ * the table abi_calls[]) to a listener, hands the listener to the
  * launcher over a socket and executes the command.  The filter is inherited
  * by every thread and child and kept across execve().  The launcher serves
  * the listener: it reads the request from the caller's memory, and answers
@@ -85,39 +86,97 @@
 # define CLOCK_TAI 11
 #endif
 
-/* System call numbers: x86-64 (x32 adds X32_BIT), and i386. */
-#define X32_BIT			0x40000000U
-#define X64_NANOSLEEP		35U
-#define X64_CLOCK_NANOSLEEP	230U
-#define X64_SECCOMP		317U
-#define I386_NANOSLEEP		162U
-#define I386_CLOCK_NANOSLEEP	267U
-#define I386_SECCOMP		354U
-#define I386_CLOCK_NANOSLEEP64	407U
+enum call { CALL_OTHER, CALL_NANOSLEEP, CALL_CLOCK_NANOSLEEP, CALL_SECCOMP };
+/* How the request's struct timespec is laid out. */
+enum layout {
+	TS64,		/* 64-bit seconds and nanoseconds */
+	TS64_COMPAT,	/* the same, upper half of tv_nsec ignored (x32, time64) */
+	TS32,		/* the old 32-bit timespec of i386 and AArch32 */
+};
 
 #define EXIT_FAIL 125
 
+/* Older uapi headers (Linux 6.1's, Debian 12's) lack this one. */
+#ifndef AUDIT_ARCH_LOONGARCH64
+# define AUDIT_ARCH_LOONGARCH64	(258 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE)
+#endif
+
+/* x32's system calls are x86-64's (AUDIT_ARCH_X86_64) with this bit set. */
+#define X32_BIT			0x40000000U
+
 /*
- * The architectures whose system call numbers the filter and decode()
- * know.  On any other the filter would match no call, and the command
- * would run unsupervised while the launcher said it supervised it: there
- * the supervisor refuses instead (arch_unknown()).
+ * The system call ABIs that the filter and decode() know: per ABI, its
+ * nanosleep and clock_nanosleep (every time32 and time64 entry point), and
+ * seccomp(), which the filter watches for a listener of the command's own.
+ * Rows of one AUDIT_ARCH_* value stay together.  A kernel runs the ABIs of
+ * its own machine only, so the rows of every machine are in every build:
+ * those of another machine never match.  AArch64, riscv64 and loongarch64
+ * use the generic numbers (asm-generic/unistd.h) and have no time32
+ * calls; AArch32 (arm64's CONFIG_COMPAT) has arm's.  Every ABI here is
+ * little-endian: the filter reads an argument's low word at its offset.
  */
-#ifndef ZS_ARCH_KNOWN		/* -DZS_ARCH_KNOWN=0 tries the refusal */
-# if defined(__x86_64__) || defined(__i386__)
+static const struct abi_call {
+	__u32 arch;		/* AUDIT_ARCH_* */
+	__u32 nr;
+	enum call call;
+	enum layout layout;	/* of its struct timespec */
+	int x32;		/* served only if the kernel runs x32 */
+} abi_calls[] = {
+	{ AUDIT_ARCH_X86_64, 35, CALL_NANOSLEEP, TS64, 0 },
+	{ AUDIT_ARCH_X86_64, 230, CALL_CLOCK_NANOSLEEP, TS64, 0 },
+	{ AUDIT_ARCH_X86_64, X32_BIT | 35, CALL_NANOSLEEP, TS64_COMPAT, 1 },
+	{ AUDIT_ARCH_X86_64, X32_BIT | 230, CALL_CLOCK_NANOSLEEP, TS64_COMPAT, 1 },
+	{ AUDIT_ARCH_X86_64, 317, CALL_SECCOMP, TS64, 0 },
+	{ AUDIT_ARCH_X86_64, X32_BIT | 317, CALL_SECCOMP, TS64, 1 },
+	{ AUDIT_ARCH_I386, 162, CALL_NANOSLEEP, TS32, 0 },
+	{ AUDIT_ARCH_I386, 267, CALL_CLOCK_NANOSLEEP, TS32, 0 },
+	{ AUDIT_ARCH_I386, 407, CALL_CLOCK_NANOSLEEP, TS64_COMPAT, 0 },
+	{ AUDIT_ARCH_I386, 354, CALL_SECCOMP, TS32, 0 },
+	{ AUDIT_ARCH_AARCH64, 101, CALL_NANOSLEEP, TS64, 0 },
+	{ AUDIT_ARCH_AARCH64, 115, CALL_CLOCK_NANOSLEEP, TS64, 0 },
+	{ AUDIT_ARCH_AARCH64, 277, CALL_SECCOMP, TS64, 0 },
+	{ AUDIT_ARCH_ARM, 162, CALL_NANOSLEEP, TS32, 0 },
+	{ AUDIT_ARCH_ARM, 265, CALL_CLOCK_NANOSLEEP, TS32, 0 },
+	{ AUDIT_ARCH_ARM, 407, CALL_CLOCK_NANOSLEEP, TS64_COMPAT, 0 },
+	{ AUDIT_ARCH_ARM, 383, CALL_SECCOMP, TS32, 0 },
+	{ AUDIT_ARCH_RISCV64, 101, CALL_NANOSLEEP, TS64, 0 },
+	{ AUDIT_ARCH_RISCV64, 115, CALL_CLOCK_NANOSLEEP, TS64, 0 },
+	{ AUDIT_ARCH_RISCV64, 277, CALL_SECCOMP, TS64, 0 },
+	{ AUDIT_ARCH_LOONGARCH64, 101, CALL_NANOSLEEP, TS64, 0 },
+	{ AUDIT_ARCH_LOONGARCH64, 115, CALL_CLOCK_NANOSLEEP, TS64, 0 },
+	{ AUDIT_ARCH_LOONGARCH64, 277, CALL_SECCOMP, TS64, 0 },
+};
+#define N_ABI_CALLS	(sizeof(abi_calls) / sizeof(abi_calls[0]))
+
+/*
+ * The machine the launcher is built for, by its native ABI, and its name
+ * in the refusal.  On any other machine the filter would match no call,
+ * and the command would run unsupervised while the launcher said it
+ * supervised it: there the supervisor refuses instead (arch_unknown()).
+ * -DZS_ARCH_KNOWN=0 tries the refusal on a known machine.
+ */
+#if defined(__x86_64__) && defined(__ILP32__)
+# define ZS_NATIVE_ARCH	AUDIT_ARCH_X86_64	/* x32 */
+#elif defined(__x86_64__)
+# define ZS_NATIVE_ARCH	AUDIT_ARCH_X86_64
+#elif defined(__i386__)
+# define ZS_NATIVE_ARCH	AUDIT_ARCH_I386
+#elif defined(__aarch64__) && !defined(__AARCH64EB__)
+# define ZS_NATIVE_ARCH	AUDIT_ARCH_AARCH64
+#elif defined(__riscv) && __riscv_xlen == 64
+# define ZS_NATIVE_ARCH	AUDIT_ARCH_RISCV64
+#elif defined(__loongarch64)
+# define ZS_NATIVE_ARCH	AUDIT_ARCH_LOONGARCH64
+#endif
+#ifndef ZS_ARCH_KNOWN
+# ifdef ZS_NATIVE_ARCH
 #  define ZS_ARCH_KNOWN	1
 # else
 #  define ZS_ARCH_KNOWN	0
 # endif
 #endif
-
-enum call { CALL_OTHER, CALL_NANOSLEEP, CALL_CLOCK_NANOSLEEP, CALL_SECCOMP };
-/* How the request's struct timespec is laid out. */
-enum layout {
-	TS64,		/* 64-bit seconds and nanoseconds */
-	TS64_COMPAT,	/* the same, upper half of tv_nsec ignored (x32, i386 time64) */
-	TS32,		/* i386's old 32-bit timespec */
-};
+#define ZS_ARCHES	"x86-64, x32, i386, arm64 (and its AArch32), " \
+			"riscv64 and loongarch64"
 
 /* A full-slack answer that waits for the end of the caller's slack. */
 struct pending {
@@ -173,7 +232,7 @@ int zs_supervisor_privileged(void)
 /* Why the filter cannot serve this machine's architecture, or NULL. */
 static const char *arch_unknown(void)
 {
-	static char why[160];
+	static char why[200];
 	struct utsname u;
 
 	if (ZS_ARCH_KNOWN)
@@ -181,8 +240,7 @@ static const char *arch_unknown(void)
 	if (uname(&u) < 0)
 		strcpy(u.machine, "unknown");
 	snprintf(why, sizeof(why), "it knows the system call numbers of "
-		 "x86-64, x32 and i386 only, not of this machine (%s)",
-		 u.machine);
+		 ZS_ARCHES " only, not of this machine (%s)", u.machine);
 	return why;
 }
 
@@ -222,82 +280,82 @@ const char *zs_supervisor_unusable(void)
 }
 
 /*
- * The filter: nanosleep and clock_nanosleep of each ABI to the listener,
- * and seccomp(SECCOMP_SET_MODE_FILTER) with a listener of its own, so that
- * the supervisor can say why it fails; everything else is allowed.
+ * The filter, made from abi_calls[]: nanosleep and clock_nanosleep of each
+ * ABI to the listener, and seccomp(SECCOMP_SET_MODE_FILTER) with a
+ * listener of its own, so that the supervisor can say why it fails;
+ * everything else is allowed.  Per AUDIT_ARCH_* value, a block:
+ *
+ *	if (arch != ARCH) skip the block
+ *	load nr; nr == each of its calls? to NOTIFY (or SECCOMP); ALLOW
+ *
+ * then ALLOW (no known ABI), NOTIFY, and SECCOMP: the operation, then the
+ * flags.  Jumps only go forward, at most 255 instructions each: about
+ * 40 in all.
  */
-#define LOAD_NR		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
-#define IS(value, to)	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (value), (to), 0)
-#define RET(action)	BPF_STMT(BPF_RET | BPF_K, (action))
-#define ARG_LO(i)	(offsetof(struct seccomp_data, args) + 8 * (i))
+#define MAX_FILTER	(2 * N_ABI_CALLS + 8)
 
-static struct sock_filter filter[] = {
-	/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-	/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 2, 0),
-	/* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 9, 0),
-	/* 3 */ RET(SECCOMP_RET_ALLOW),
-	/* 4: x86-64 and x32 */
-	LOAD_NR,
-	/* 5 */ IS(X64_NANOSLEEP, 11),
-	/* 6 */ IS(X64_CLOCK_NANOSLEEP, 10),
-	/* 7 */ IS(X32_BIT | X64_NANOSLEEP, 9),
-	/* 8 */ IS(X32_BIT | X64_CLOCK_NANOSLEEP, 8),
-	/* 9 */ IS(X64_SECCOMP, 9),
-	/* 10 */ IS(X32_BIT | X64_SECCOMP, 8),
-	/* 11 */ RET(SECCOMP_RET_ALLOW),
-	/* 12: i386 */
-	LOAD_NR,
-	/* 13 */ IS(I386_NANOSLEEP, 3),
-	/* 14 */ IS(I386_CLOCK_NANOSLEEP, 2),
-	/* 15 */ IS(I386_CLOCK_NANOSLEEP64, 1),
-	/* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, I386_SECCOMP, 2, 1),
-	/* 17 */ RET(SECCOMP_RET_USER_NOTIF),
-	/* 18 */ RET(SECCOMP_RET_ALLOW),
-	/* 19: seccomp(): the operation, then the flags */
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
-	/* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_SET_MODE_FILTER, 0, 3),
-	/* 21 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(1)),
-	/* 22 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SECCOMP_FILTER_FLAG_NEW_LISTENER, 0, 1),
-	/* 23 */ RET(SECCOMP_RET_USER_NOTIF),
-	/* 24 */ RET(SECCOMP_RET_ALLOW),
-};
+static size_t make_filter(struct sock_filter *f)
+{
+	size_t n = 0, i, j, end, fix[N_ABI_CALLS], nfix = 0, notify, sec;
+	__u32 arch;
 
-/*
- * Jump targets above, checked at build time: the x86-64 block sends
- * matches to 17 (notify) and seccomp() to 19; the i386 block likewise.
- */
-_Static_assert(sizeof(filter) / sizeof(filter[0]) == 25, "filter layout");
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, arch));
+	for (i = 0; i < N_ABI_CALLS; i = end) {
+		arch = abi_calls[i].arch;
+		for (end = i; end < N_ABI_CALLS && abi_calls[end].arch == arch; end++)
+			;
+		/* The block: this jump, the load, a test per call, ALLOW. */
+		f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			arch, 0, (__u8)(end - i + 2));
+		n++;
+		f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			offsetof(struct seccomp_data, nr));
+		for (j = i; j < end; j++) {
+			f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ |
+				BPF_K, abi_calls[j].nr, 0, 0);
+			fix[nfix++] = n++;	/* jt: filled in below */
+		}
+		f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+			SECCOMP_RET_ALLOW);
+	}
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	notify = n;
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF);
+	sec = n;
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, args));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		SECCOMP_SET_MODE_FILTER, 0, 3);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		offsetof(struct seccomp_data, args) + 8);
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
+		SECCOMP_FILTER_FLAG_NEW_LISTENER, 0, 1);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	for (i = 0; i < nfix; i++)
+		f[fix[i]].jt = (__u8)((abi_calls[i].call == CALL_SECCOMP ?
+				       sec : notify) - fix[i] - 1);
+	return n;
+}
+_Static_assert(2 * (sizeof(abi_calls) / sizeof(abi_calls[0])) + 8 < 255,
+	       "every jump of the filter fits in 8 bits");
 
 /* What the notification @d is: the call, and how its timespec is laid out. */
 static enum call decode(const struct supervisor *s,
 			const struct seccomp_data *d, enum layout *layout)
 {
-	unsigned int nr = (unsigned int)d->nr;
+	size_t i;
 
-	if (d->arch == AUDIT_ARCH_X86_64) {
+	for (i = 0; i < N_ABI_CALLS; i++) {
+		if (abi_calls[i].arch != d->arch ||
+		    abi_calls[i].nr != (__u32)d->nr)
+			continue;
 		/* Without x32 the kernel fails the call with ENOSYS. */
-		if ((nr & X32_BIT) && !s->x32)
+		if (abi_calls[i].x32 && !s->x32)
 			return CALL_OTHER;
-		*layout = nr & X32_BIT ? TS64_COMPAT : TS64;
-		nr &= ~X32_BIT;
-		if (nr == X64_NANOSLEEP)
-			return CALL_NANOSLEEP;
-		if (nr == X64_CLOCK_NANOSLEEP)
-			return CALL_CLOCK_NANOSLEEP;
-		if (nr == X64_SECCOMP)
-			return CALL_SECCOMP;
-	} else if (d->arch == AUDIT_ARCH_I386) {
-		*layout = TS32;
-		if (nr == I386_NANOSLEEP)
-			return CALL_NANOSLEEP;
-		if (nr == I386_CLOCK_NANOSLEEP)
-			return CALL_CLOCK_NANOSLEEP;
-		if (nr == I386_CLOCK_NANOSLEEP64) {
-			*layout = TS64_COMPAT;
-			return CALL_CLOCK_NANOSLEEP;
-		}
-		if (nr == I386_SECCOMP)
-			return CALL_SECCOMP;
+		*layout = abi_calls[i].layout;
+		return abi_calls[i].call;
 	}
 	return CALL_OTHER;
 }
@@ -592,6 +650,7 @@ static int kernel_returns_early(void)
  */
 static int kernel_runs_x32(void)
 {
+#if defined(__x86_64__) || defined(__i386__)
 	int status;
 	pid_t pid = fork();
 
@@ -603,6 +662,9 @@ static int kernel_runs_x32(void)
 		if (errno != EINTR)
 			return 1;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+#else
+	return 0;	/* x32 is x86-64's */
+#endif
 }
 
 /* The signals that the launcher forwards (and SIGCHLD), kept blocked. */
@@ -823,13 +885,12 @@ static void __attribute__((noreturn))
 child(int sock, const sigset_t *mask, int policy, char *const argv[],
       unsigned int flags)
 {
-	struct sock_fprog prog = {
-		.len = (unsigned short)(sizeof(filter) / sizeof(filter[0])),
-		.filter = filter,
-	};
+	struct sock_filter filter[MAX_FILTER];
+	struct sock_fprog prog = { .filter = filter };
 	unsigned long fflags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
 	int fd, err;
 
+	prog.len = (unsigned short)make_filter(filter);
 	/*
 	 * A signal that interrupts a sleep before the supervisor has taken
 	 * it restarts it, or fails it with EINTR, as the kernel's own sleep;

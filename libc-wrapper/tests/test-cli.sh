@@ -18,6 +18,8 @@
 # Environment: O, the build directory (default ../../build/libc-wrapper
 # from here); ZEROSLEEP, the launcher to test (default $O/zerosleep);
 # CLI_WRAPPER, a command such as valgrind to run it under; PYTHON;
+# STATIC_THREE, a statically linked "int main(void) { return 3; }" to use
+# where no compiler can build one;
 # ZEROSLEEP_CLI_TESTS, with ZEROSLEEP_EXPECT=supported, the sections to run
 # instead of all of them (test_all_tasks, say).
 # Conditions are passed to check() in single quotes and evaluated there, so
@@ -415,7 +417,10 @@ test_unreachable() {
 	local cc=${CC:-cc} mnt
 	printf 'int main(void) { return 3; }\n' >"$T/three.c"
 
-	if "$cc" -static -o "$T/static" "$T/three.c" 2>/dev/null; then
+	# STATIC_THREE: that program, built beforehand, for a guest without a
+	# compiler (make test-arm64).
+	if [[ -n ${STATIC_THREE:-} ]] && cp "$STATIC_THREE" "$T/static" ||
+	   "$cc" -static -o "$T/static" "$T/three.c" 2>/dev/null; then
 		zs --fallback=preload return -- "$T/static"
 		check "--fallback=preload return -- a static program: exit 125, 'statically linked', not run" \
 			eval 'unreachable_error "statically linked" && one_error_line "$T/static"'

@@ -147,6 +147,19 @@ zs --kernel-only --fallback=supervisor return "$TS" exit 0
 check "--kernel-only with --fallback: exit 125" \
 	eval 'status_is 125 && one_error_line "exclude"'
 
+# A machine whose system call numbers the filter does not know: the
+# launcher built with -DZS_ARCH_KNOWN=0 must refuse in one line, 125, and
+# never run the command unsupervised.
+for f in "" --fallback=supervisor; do
+	last_args="(built with -DZS_ARCH_KNOWN=0) $f return test-supervised exit 0"
+	"${wrapper[@]}" "$B/zerosleep-noarch" $f return "$TS" exit 0 \
+		>"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	check "an unknown architecture${f:+ ($f)}: exit 125, one line naming the machine" \
+		eval 'status_is 125 && one_error_line "system call numbers" "$(uname -m)" && [[ ! -s $T/out ]]'
+	sed 's/^/# refusal: /' "$T/err"
+done
+
 # ---- the program does not notice ------------------------------------------
 
 for s in 0 1 255; do
