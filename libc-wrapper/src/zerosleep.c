@@ -79,29 +79,17 @@ static int supervised_policy = -1;
 /*
  * Under the zerosleep launcher's seccomp supervisor, which sets
  * ZEROSLEEP_SUPERVISED to its policy's name for the command: that policy,
- * if the process has a seccomp filter too (the variable alone could be
- * inherited by a process outside it); else -1.
+ * if the thread runs under a seccomp filter too (PR_GET_SECCOMP: 2; the
+ * variable alone could be inherited by a process outside it); else -1.
  */
 static int probe_supervised(void)
 {
 	const char *word = getenv("ZEROSLEEP_SUPERVISED");
-	char line[128];
-	int policy, filtered = 0;
-	FILE *f;
+	int policy = word ? zerosleep_policy_from_name(word) : -1;
 
-	if (!word)
+	if (policy < 0 || prctl(PR_GET_SECCOMP, 0L, 0L, 0L, 0L) != 2)
 		return -1;
-	policy = zerosleep_policy_from_name(word);
-	if (policy < 0)
-		return -1;
-	f = fopen("/proc/self/status", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "Seccomp:", 8) == 0)
-			filtered = atoi(line + 8) == 2;
-	fclose(f);
-	return filtered ? policy : -1;
+	return policy;
 }
 
 static void probe(void)
