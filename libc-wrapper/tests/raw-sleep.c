@@ -31,25 +31,10 @@
 #include <sys/syscall.h>
 
 #include <zerosleep.h>
+#include "timing.h"
 
 #define SLACK_NS	20000000L
 #define CALLS		5
-#define NSEC		1000000000LL
-
-static long long now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * NSEC + t.tv_nsec;
-}
-
-static int compare(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* Median time of CALLS raw sleeps of @ns, with nanosleep or clock_nanosleep. */
 static long long median(int clock_call, long ns)
@@ -59,15 +44,14 @@ static long long median(int clock_call, long ns)
 	int i;
 
 	for (i = 0; i < CALLS; i++) {
-		start = now_ns();
+		start = now_ns(CLOCK_MONOTONIC);
 		if (clock_call)
 			syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &req, NULL);
 		else
 			syscall(SYS_nanosleep, &req, NULL);
-		t[i] = now_ns() - start;
+		t[i] = now_ns(CLOCK_MONOTONIC) - start;
 	}
-	qsort(t, CALLS, sizeof(t[0]), compare);
-	return t[CALLS / 2];
+	return median_ns(t, CALLS);
 }
 
 /* raw-sleep backend */
@@ -101,13 +85,12 @@ static int cost(long ns, long calls)
 		return 2;
 	}
 	for (i = 0; i < calls; i++) {
-		start = now_ns();
+		start = now_ns(CLOCK_MONOTONIC);
 		nanosleep(&req, NULL);
-		t[i] = now_ns() - start;
+		t[i] = now_ns(CLOCK_MONOTONIC) - start;
 	}
-	qsort(t, (size_t)calls, sizeof(t[0]), compare);
 	printf("%.1f us: median of %ld nanosleep({0, %ld}) calls at 1 ns slack\n",
-	       t[calls / 2] / 1e3, calls, ns);
+	       median_ns(t, (size_t)calls) / 1e3, calls, ns);
 	free(t);
 	return 0;
 }
@@ -126,6 +109,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: raw-sleep return|schedule\n");
 		return 2;
 	}
+	if (strcmp(argv[1], "return") != 0 && strcmp(argv[1], "schedule") != 0) {
+		fprintf(stderr, "raw-sleep: POLICY is return or schedule\n");
+		return 2;
+	}
 	if (prctl(PR_SET_TIMERSLACK, SLACK_NS, 0L, 0L, 0L) < 0) {
 		perror("raw-sleep: PR_SET_TIMERSLACK");
 		return 2;
@@ -133,10 +120,6 @@ int main(int argc, char **argv)
 	ref = median(0, 1);
 	zero = median(0, 0);
 	zero_clock = median(1, 0);
-	if (strcmp(argv[1], "return") != 0 && strcmp(argv[1], "schedule") != 0) {
-		fprintf(stderr, "raw-sleep: POLICY is return or schedule\n");
-		return 2;
-	}
 	ok = zero < ref / 4 && zero_clock < ref / 4;
 	printf("%s: zero-length raw nanosleep %lld us, clock_nanosleep %lld us, "
 	       "1 ns %lld us, at 20 ms slack\n", ok ? "ok" : "not ok",

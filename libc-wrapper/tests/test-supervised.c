@@ -46,32 +46,17 @@
 #include <sys/wait.h>
 
 #include "tap.h"
+#include "timing.h"
 
 #ifndef CLOCK_TAI
 # define CLOCK_TAI 11
 #endif
 #define SLACK_NS	20000000L
 #define CALLS		5
-#define NSEC		1000000000LL
 #define X32_BIT		0x40000000L
 
 static const char *self;
 static const char *policy;
-
-static long long now_ns(clockid_t clock)
-{
-	struct timespec t;
-
-	clock_gettime(clock, &t);
-	return t.tv_sec * NSEC + t.tv_nsec;
-}
-
-static int compare(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
 
 /*
  * A call to time, on clock @i of clocks[] (when it takes one): zero-length
@@ -93,8 +78,7 @@ static long long median_of(call_fn fn, int arg, int ns, int *err)
 		if (e && !*err)
 			*err = e;
 	}
-	qsort(t, CALLS, sizeof(t[0]), compare);
-	return t[CALLS / 2];
+	return median_ns(t, CALLS);
 }
 
 static int libc_nanosleep(int i, int ns)
