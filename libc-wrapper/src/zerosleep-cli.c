@@ -1199,7 +1199,7 @@ int main(int argc, char **argv)
 	};
 	int all = 0, pid_mode = 0, kernel_only = 0, run_anyway = 0;
 	int which = FALLBACK_AUTO;
-	int c, policy, word;
+	int c, policy, word, err;
 	enum run_with how;
 	char buf[PATH_MAX], preload[PATH_MAX];
 	const char *file;
@@ -1279,13 +1279,17 @@ int main(int argc, char **argv)
 		usage_error("no command given");
 
 	if (zerosleep_is_supported()) {
-		file = find_command(argv[optind], buf, sizeof(buf));
-		if (!file && explain)
-			return exec_failed(argv[optind], errno);
-		/* A script without its interpreter: named, and never run. */
-		if (file && missing_interpreter(file))
-			return exec_failed_file(argv[optind], file, ENOENT);
+		/*
+		 * Nothing is said before COMMAND runs, so a command that
+		 * cannot run is told after execvp() fails, below; only
+		 * --explain, which runs nothing, looks for it here.
+		 */
 		if (explain) {
+			file = find_command(argv[optind], buf, sizeof(buf));
+			if (!file)
+				return exec_failed(argv[optind], errno);
+			if (missing_interpreter(file))
+				return exec_failed_file(argv[optind], file, ENOENT);
 			notice("kernel", "this kernel has zero-length sleep "
 			       "policies: '%s' would run with %s, set with "
 			       "prctl() and kept across execve(), in every "
@@ -1337,5 +1341,8 @@ int main(int argc, char **argv)
 	}
 
 	execvp(argv[optind], argv + optind);
-	return exec_failed(argv[optind], errno);
+	/* ENOENT for a command that exists: its #! interpreter's, named. */
+	err = errno;
+	file = err == ENOENT ? find_command(argv[optind], buf, sizeof(buf)) : NULL;
+	return exec_failed_file(argv[optind], file, err);
 }
