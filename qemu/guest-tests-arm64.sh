@@ -31,35 +31,13 @@ ksft=$a/selftests
 B=$a/libc-wrapper
 echo "# guest: Linux $(uname -r) $(uname -m), $(nproc) CPUs, $mode"
 
-group() {
-	local name=$1 limit=$2
-	shift 2
-	local t0=$SECONDS rc
-	echo "# ---- $name: $*"
-	timeout -k 5 "$limit" "$@" > "$out/$name.tap" 2>&1
-	rc=$?
-	cat "$out/$name.tap"
-	echo "# ---- $name: $((SECONDS - t0)) s"
-	if [ $rc -eq 0 ]; then
-		echo "ok - $name: exit status 0" | tee -a "$out/$name.tap"
-	else
-		[ $rc -eq 124 ] && rc="$rc (timed out after ${limit}s)"
-		echo "not ok - $name: exit status $rc" | tee -a "$out/$name.tap"
-	fi
-}
+# group, clock_ok, wait_for_highres
+# shellcheck source=qemu/guest-lib.sh
+. "$top/qemu/guest-lib.sh"
 
 # The timing tests assume high-resolution timers (the arch timer), which
 # start a moment after boot: wait for them, up to 20 s.
-clock_ok() {
-	cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2> /dev/null)
-	res=$(awk '/resolution:/ { print $2; exit }' /proc/timer_list 2> /dev/null)
-	[ "$res" = 1 ]
-}
-for _ in $(seq 100); do
-	clock_ok && break
-	sleep 0.2
-done
-if clock_ok; then
+if wait_for_highres; then
 	echo "ok - arm64 guest clock: clocksource $cs, high-resolution timers"
 else
 	echo "not ok - arm64 guest clock: clocksource ${cs:-?}, timer resolution ${res:-?} ns"

@@ -44,22 +44,9 @@ if [ ! -x "$ksft/timers/zero_sleep_policy" ]; then
 fi
 echo "# guest: Linux $(uname -r), selftests from $ksft"
 
-group() {
-	local name=$1 limit=$2
-	shift 2
-	local t0=$SECONDS rc
-	echo "# ---- $name: $*"
-	timeout -k 5 "$limit" "$@" > "$out/$name.tap" 2>&1
-	rc=$?
-	cat "$out/$name.tap"
-	echo "# ---- $name: $((SECONDS - t0)) s"
-	if [ $rc -eq 0 ]; then
-		echo "ok - $name: exit status 0" | tee -a "$out/$name.tap"
-	else
-		[ $rc -eq 124 ] && rc="$rc (timed out after ${limit}s)"
-		echo "not ok - $name: exit status $rc" | tee -a "$out/$name.tap"
-	fi
-}
+# group, clock_ok, wait_for_highres
+# shellcheck source=qemu/guest-lib.sh
+. "$top/qemu/guest-lib.sh"
 
 # Every timing test assumes a guest with high-resolution timers (but for
 # --lowres, which needs a boot without them: it checks that).  A boot
@@ -67,11 +54,6 @@ group() {
 # calibration), runs no test and exits with status 3: scripts/test.sh
 # boots again.  High resolution starts once a clocksource that allows it
 # is up, a second or two after boot: wait for it, up to 20 s.
-clock_ok() {
-	cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2> /dev/null)
-	res=$(awk '/resolution:/ { print $2; exit }' /proc/timer_list 2> /dev/null)
-	[ "$res" = 1 ]
-}
 if [ -n "$lowres" ]; then
 	clock_ok	# for $res
 	if [ -n "$res" ] && [ "$res" != 1 ] && grep -qw 'highres=off' /proc/cmdline &&
@@ -88,11 +70,7 @@ if [ -n "$lowres" ]; then
 	grep -q '^ok' "$out/clockstep_lowres.tap" && ! grep -q '^not ok' "$out/clockstep_lowres.tap"
 	exit
 fi
-for _ in $(seq 100); do
-	clock_ok && break
-	sleep 0.2
-done
-if clock_ok; then
+if wait_for_highres; then
 	echo "ok - guest clock: clocksource $cs, high-resolution timers"
 else
 	echo "not ok - guest clock: clocksource ${cs:-?}, timer resolution ${res:-?} ns: the timing tests below cannot hold"
